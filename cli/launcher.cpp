@@ -1,0 +1,138 @@
+#include "cli/launcher.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace ddpscope::cli {
+namespace {
+
+std::vector<pid_t> g_children;
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+// A signal another process sent us goes on to every rank. One the terminal
+// generated (Ctrl-C) already reached them: they share our process group.
+void forward(int sig, siginfo_t* info, void*) {
+  if (info && info->si_code == SI_KERNEL) return;
+  for (pid_t pid : g_children)
+    if (pid > 0) kill(pid, sig);
+}
+
+void install_forwarding() {
+  struct sigaction sa{};
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int s : kForwarded) sigaction(s, &sa, nullptr);
+}
+
+[[noreturn]] void exec_child(const LaunchSpec& spec, int rank) {
+  for (int s : kForwarded) signal(s, SIG_DFL);
+  for (const auto& [k, v] : spec.env) setenv(k.c_str(), v.c_str(), 1);
+  if (spec.nproc > 0) {
+    std::string r = std::to_string(rank), n = std::to_string(spec.nproc);
+    setenv("RANK", r.c_str(), 1);
+    setenv("LOCAL_RANK", r.c_str(), 1);
+    setenv("GROUP_RANK", "0", 1);
+    setenv("WORLD_SIZE", n.c_str(), 1);
+    setenv("LOCAL_WORLD_SIZE", n.c_str(), 1);
+  }
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  fprintf(stderr, "ddpscope: cannot run %s: %s\n", argv[0], strerror(errno));
+  _exit(127);
+}
+
+int status_code(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// After one rank failed, the others would wait for it forever in their next
+// collective: ask them to stop, then insist.
+void stop_remaining(size_t live) {
+  for (pid_t pid : g_children)
+    if (pid > 0) kill(pid, SIGTERM);
+  for (int waited = 0; live > 0 && waited < 100; ++waited) {
+    int status;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (auto& c : g_children)
+        if (c == pid) c = -1, --live;
+      continue;
+    }
+    usleep(50000);
+  }
+  for (pid_t pid : g_children)
+    if (pid > 0) kill(pid, SIGKILL);
+  while (wait(nullptr) > 0) {
+  }
+}
+
+}  // namespace
+
+int launch_and_wait(const LaunchSpec& spec) {
+  int ranks = spec.nproc > 0 ? spec.nproc : 1;
+  install_forwarding();
+  fflush(nullptr);
+  for (int r = 0; r < ranks; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) exec_child(spec, r);
+    if (pid < 0) {
+      fprintf(stderr, "ddpscope: cannot start rank %d: %s\n", r, strerror(errno));
+      stop_remaining(g_children.size());
+      return 127;
+    }
+    g_children.push_back(pid);
+  }
+  size_t live = g_children.size();
+  int result = 0;
+  while (live > 0) {
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    bool ours = false;
+    for (auto& c : g_children)
+      if (c == pid) c = -1, ours = true;
+    if (!ours) continue;
+    --live;
+    int code = status_code(status);
+    if (code != 0 && result == 0) {
+      result = code;
+      if (spec.nproc > 0 && live > 0) {
+        stop_remaining(live);
+        live = 0;
+      }
+    }
+  }
+  return result;
+}
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 29500;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+}  // namespace ddpscope::cli

@@ -1,0 +1,26 @@
+// Starting the user's command (once, or as N local ranks with the variables
+// torchrun would set), forwarding signals to it, and reporting its exit status
+// the way a shell would.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ddpscope::cli {
+
+struct LaunchSpec {
+  std::vector<std::string> argv;
+  int nproc = 0;                            // 0: run the command once, as it is
+  std::map<std::string, std::string> env;   // added to (or replacing in) the environment
+};
+
+// Runs the command(s) and returns the exit status to pass on: the command's
+// own; with nproc, the first non-zero rank status (the other ranks are then
+// stopped, as torchrun does); 128+N for death by signal N; 127 if it can't start.
+int launch_and_wait(const LaunchSpec& spec);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (for MASTER_PORT).
+int free_port();
+
+}  // namespace ddpscope::cli

@@ -1,0 +1,48 @@
+// ddpscope: record, merge and report the communication of data-parallel jobs.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "profiler/store/sqlite.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ddpscope: profile the communication of data-parallel training jobs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", DDPSCOPE_VERSION);
+  std::vector<std::pair<CLI::App*, ddpscope::cli::Run>> commands;
+  auto add = [&](auto adder) {
+    size_t before = app.get_subcommands({}).size();
+    auto run = adder(app);
+    commands.emplace_back(app.get_subcommands({})[before], run);
+  };
+  add(ddpscope::cli::add_record);
+  add(ddpscope::cli::add_merge);
+  add(ddpscope::cli::add_report);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ddpscope: " << e.what() << " (see ddpscope --help)\n";
+    return 2;
+  }
+  try {
+    for (auto& [sub, run] : commands)
+      if (sub->parsed()) return run();
+  } catch (const ddpscope::cli::UsageError& e) {
+    std::cerr << "ddpscope: " << e.what() << "\n";
+    return 2;
+  } catch (const ddpscope::store::StoreError& e) {
+    std::cerr << "ddpscope: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ddpscope: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,145 @@
+// `ddpscope record [-o DIR] [--nproc N] [--flush-ms MS] [--no-cupti] [--no-nvtx] -- CMD...`
+#include <unistd.h>
+
+#include <climits>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/launcher.h"
+#include "profiler/core/inject_options.h"
+#include "profiler/store/merge.h"
+
+namespace fs = std::filesystem;
+
+namespace ddpscope::cli {
+namespace {
+
+struct RecordArgs {
+  std::string out_dir;
+  int nproc = 0;
+  int flush_ms = 200;
+  bool no_cupti = false, no_nvtx = false;
+  std::vector<std::string> command;
+};
+
+std::string default_dir() {
+  char buf[64];
+  time_t now = time(nullptr);
+  tm local{};
+  localtime_r(&now, &local);
+  strftime(buf, sizeof buf, "ddpscope-%Y%m%d-%H%M%S", &local);
+  return buf;
+}
+
+// Next to the executable (the build tree), else under its install prefix.
+std::string find_injector() {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return "";
+  exe[n] = '\0';
+  fs::path dir = fs::path(exe).parent_path();
+  for (const fs::path& p : {dir / "libddpscope_inject.so", dir.parent_path() / "lib" / "libddpscope_inject.so"})
+    if (fs::exists(p)) return p;
+  return "";
+}
+
+std::string options_help() {
+  std::string s = "\nInjector environment (record sets these; they also work under any launcher):\n";
+  for (const auto& o : kInjectOptions) {
+    s += "  " + std::string(o.env);
+    s.append(o.env.size() < 24 ? 24 - o.env.size() : 1, ' ');
+    s += std::string(o.help);
+    if (!o.default_value.empty()) s += " [default: " + std::string(o.default_value) + "]";
+    s += "\n";
+  }
+  return s;
+}
+
+// An existing directory may be reused, but never one that holds a recording.
+void check_output_dir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  if (!fs::is_directory(dir, ec)) throw UsageError(dir + ": exists and is not a directory");
+  if (fs::exists(fs::path(dir) / "run.db") || !store::find_rank_files(dir).empty())
+    throw UsageError(dir + ": already holds a recording; choose another -o or remove it");
+}
+
+bool prepare_output_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return !ec && access(dir.c_str(), W_OK | X_OK) == 0;
+}
+
+void merge_recording(const std::string& dir) {
+  auto files = store::find_rank_files(dir);
+  if (files.empty()) {
+    std::cerr << "ddpscope: nothing recorded (the command made no NCCL or Gloo calls)\n";
+    return;
+  }
+  std::string out = (fs::path(dir) / "run.db").string();
+  try {
+    auto s = store::merge_rank_files(files, out);
+    std::cerr << "ddpscope: recorded " << s.ranks << (s.ranks == 1 ? " rank, " : " ranks, ")
+              << s.collectives << " collectives -> " << out;
+    if (s.dropped_events) std::cerr << " (" << s.dropped_events << " events dropped)";
+    std::cerr << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "ddpscope: could not merge the rank files: " << e.what()
+              << " (they stay in " << dir << ")\n";
+  }
+}
+
+int run_record(RecordArgs& a) {
+  if (a.command.empty()) throw UsageError("record needs a command after --");
+  if (a.nproc < 0) throw UsageError("--nproc must be at least 1");
+  if (a.flush_ms < 1) throw UsageError("--flush-ms must be at least 1");
+  if (a.out_dir.empty()) a.out_dir = default_dir();
+  check_output_dir(a.out_dir);
+
+  LaunchSpec spec;
+  spec.argv = a.command;
+  spec.nproc = a.nproc;
+  if (a.nproc > 0) {
+    spec.env["MASTER_ADDR"] = "127.0.0.1";
+    spec.env["MASTER_PORT"] = std::to_string(free_port());
+  }
+  std::string injector = find_injector();
+  bool recording = !injector.empty() && prepare_output_dir(a.out_dir);
+  if (injector.empty())
+    std::cerr << "ddpscope: libddpscope_inject.so not found next to ddpscope; running unrecorded\n";
+  else if (!recording)
+    std::cerr << "ddpscope: cannot write to " << a.out_dir << "; running the command unrecorded\n";
+  if (recording) {
+    const char* old = getenv("LD_PRELOAD");
+    spec.env["LD_PRELOAD"] = injector + (old && *old ? ":" + std::string(old) : "");
+    spec.env["DDPSCOPE_OUT"] = fs::absolute(a.out_dir).string();
+    spec.env["DDPSCOPE_FLUSH_MS"] = std::to_string(a.flush_ms);
+    spec.env["DDPSCOPE_CUPTI"] = a.no_cupti ? "0" : "1";
+    spec.env["DDPSCOPE_NVTX"] = a.no_nvtx ? "0" : "1";
+  }
+  int status = launch_and_wait(spec);
+  if (recording) merge_recording(a.out_dir);
+  return status;
+}
+
+}  // namespace
+
+Run add_record(CLI::App& app) {
+  auto args = std::make_shared<RecordArgs>();
+  auto* sub = app.add_subcommand("record", "run a command and record its collectives");
+  sub->add_option("-o,--output", args->out_dir,
+                  "output directory [default: ddpscope-<YYYYmmdd-HHMMSS>]");
+  sub->add_option("--nproc", args->nproc,
+                  "start N local ranks with torchrun's variables (RANK, WORLD_SIZE, ...)");
+  sub->add_option("--flush-ms", args->flush_ms, "flush interval of each rank's writer")
+      ->capture_default_str();
+  sub->add_flag("--no-cupti", args->no_cupti, "no CUPTI kernel timing");
+  sub->add_flag("--no-nvtx", args->no_nvtx, "no NVTX range capture");
+  sub->add_option("command", args->command, "the training command (after --)")->required();
+  sub->footer(options_help());
+  return [args] { return run_record(*args); };
+}
+
+}  // namespace ddpscope::cli

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A configurable PyTorch DDP training job, the example ddpscope records.
+
+Launch it with the variables torchrun sets (RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT) -- `ddpscope record --nproc N -- python3 examples/ddp_train.py`
+does exactly that. The backend follows the device: gloo on cpu, nccl on cuda.
+
+--ddp-log DIR writes DDP's own account of its buckets
+(`_get_ddp_logging_data()`) to DIR/ddp-rank<R>.json, which the tests compare
+with what ddpscope recorded.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--layers", type=int, default=8, help="hidden layers")
+    p.add_argument("--width", type=int, default=256, help="hidden layer width")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--iters", type=int, default=10, help="training iterations")
+    p.add_argument("--bucket-cap-mb", type=float, default=25.0)
+    p.add_argument("--ddp-log", metavar="DIR", help="dump DDP's logging data per rank here")
+    p.add_argument("--nvtx", action="store_true", help="mark each step with an NVTX range (cuda)")
+    p.add_argument("--sleep-ms", type=float, default=0.0,
+                   help="extra compute time per step on this rank (straggler experiments)")
+    p.add_argument("--sleep-rank", type=int, default=-1, help="rank that gets --sleep-ms (-1: all)")
+    return p.parse_args()
+
+
+def build_model(args):
+    layers = []
+    for _ in range(args.layers):
+        layers += [nn.Linear(args.width, args.width), nn.ReLU()]
+    layers.append(nn.Linear(args.width, 10))
+    return nn.Sequential(*layers)
+
+
+def logging_data(ddp_model):
+    data = ddp_model._get_ddp_logging_data()
+    keys = ["bucket_sizes", "rebuilt_bucket_sizes", "prev_iteration_grad_ready_order_indices",
+            "avg_backward_comm_time", "avg_backward_compute_comm_overlap_time",
+            "avg_backward_compute_time", "bucket_cap_bytes", "world_size", "backend_name",
+            "iteration", "comm_hook"]
+    out = {}
+    for k in keys:
+        v = data.get(k)
+        if isinstance(v, str) and k.endswith("sizes"):
+            v = [int(x) for x in v.split(",") if x.strip()]
+        out[k] = v
+    return out
+
+
+def main():
+    args = parse_args()
+    backend = "nccl" if args.device == "cuda" else "gloo"
+    dist.init_process_group(backend=backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    if args.device == "cuda":
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        device = torch.device("cuda", local)
+    else:
+        device = torch.device("cpu")
+
+    torch.manual_seed(1234)
+    model = build_model(args).to(device)
+    ddp = DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
+              bucket_cap_mb=args.bucket_cap_mb)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    gen = torch.Generator().manual_seed(rank)
+
+    start = time.perf_counter()
+    step_ms = []
+    for it in range(args.iters):
+        t0 = time.perf_counter()
+        if args.nvtx and args.device == "cuda":
+            torch.cuda.nvtx.range_push(f"step {it}")
+        x = torch.randn(args.batch, args.width, generator=gen).to(device)
+        y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(ddp(x), y)
+        loss.backward()
+        if args.sleep_ms > 0 and args.sleep_rank in (-1, rank):
+            time.sleep(args.sleep_ms / 1000.0)
+        opt.step()
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+        if args.nvtx and args.device == "cuda":
+            torch.cuda.nvtx.range_pop()
+        step_ms.append((time.perf_counter() - t0) * 1000.0)
+    elapsed = time.perf_counter() - start
+
+    # A final loss all-reduce so every rank prints the same, reproducible number.
+    final = loss.detach().clone()
+    dist.all_reduce(final)
+    final = final.item() / world
+    if rank == 0:
+        params = sum(p.numel() for p in model.parameters())
+        print(f"trained {args.iters} iterations on {world} rank(s), {params} parameters, "
+              f"backend {backend}, mean loss {final:.6f}")
+        sys.stdout.flush()
+    if args.ddp_log:
+        os.makedirs(args.ddp_log, exist_ok=True)
+        record = logging_data(ddp)
+        record.update({"rank": rank, "iters": args.iters, "elapsed_s": elapsed,
+                       "step_ms": step_ms})
+        with open(os.path.join(args.ddp_log, f"ddp-rank{rank}.json"), "w") as f:
+            json.dump(record, f, indent=1)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+// Device timing of NCCL calls with CUDA events, through the driver API that the
+// job itself loaded (we never load or initialise CUDA on our own). Events come
+// from a pool created once per CUDA context; the writer thread reads them with
+// cuEventQuery, never blocking on the job's streams, and maps GPU time to our
+// monotonic clock through an anchor event it records on a private stream.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "injector/runtime/collective_timer.h"
+#include "injector/runtime/event.h"
+#include "injector/runtime/log.h"
+#include "profiler/core/clock.h"
+
+namespace ddpscope::inject {
+namespace {
+
+struct DriverApi {
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventQuery)(CUevent);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamGetCtx)(CUstream, CUcontext*);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
+  CUresult (*cuCtxPushCurrent)(CUcontext);
+  CUresult (*cuCtxPopCurrent)(CUcontext*);
+
+  bool load() {
+    void* h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);  // only if the job loaded it
+    if (!h) return false;
+    bool ok = true;
+    auto get = [&](auto& fn, const char* a, const char* b) {
+      void* p = dlsym(h, a);
+      if (!p && b) p = dlsym(h, b);
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+      ok = ok && p;
+    };
+    get(cuEventCreate, "cuEventCreate", nullptr);
+    get(cuEventRecord, "cuEventRecord", nullptr);
+    get(cuEventQuery, "cuEventQuery", nullptr);
+    get(cuEventSynchronize, "cuEventSynchronize", nullptr);
+    get(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+    get(cuStreamCreate, "cuStreamCreate", nullptr);
+    get(cuStreamGetCtx, "cuStreamGetCtx_v2", "cuStreamGetCtx");
+    get(cuCtxGetCurrent, "cuCtxGetCurrent", nullptr);
+    get(cuCtxPushCurrent, "cuCtxPushCurrent_v2", "cuCtxPushCurrent");
+    get(cuCtxPopCurrent, "cuCtxPopCurrent_v2", "cuCtxPopCurrent");
+    return ok;
+  }
+};
+
+constexpr uint32_t kSlotsPerContext = 2048;
+constexpr int kMaxContexts = 8;
+
+struct Slot {
+  std::atomic<int> state{0};  // 0 free, 1 started, 2 ended
+  int uses = 0;
+  CUevent start = nullptr, stop = nullptr;
+  bool resolved = false;
+  TimerReading reading;
+};
+
+struct ContextPool {
+  CUcontext ctx = nullptr;
+  CUstream anchor_stream = nullptr;
+  CUevent anchor = nullptr;
+  int64_t anchor_ns = 0;
+  std::atomic<uint32_t> next{0};
+  Slot slots[kSlotsPerContext];
+};
+
+class CudaEventTimer final : public CollectiveTimer {
+ public:
+  explicit CudaEventTimer(const DriverApi& api) : api_(api) {}
+
+  uint32_t begin(void* stream) override {
+    CUcontext ctx = context_of(stream);
+    int p = ctx ? pool_for(ctx) : -1;
+    if (p < 0) return kNoTimer;
+    ContextPool& pool = *pools_[p].load(std::memory_order_acquire);
+    uint32_t i = pool.next.fetch_add(1, std::memory_order_relaxed) % kSlotsPerContext;
+    int expected = 0;
+    if (!pool.slots[i].state.compare_exchange_strong(expected, 1)) return kNoTimer;  // all busy
+    Slot& s = pool.slots[i];
+    s.resolved = false;
+    if (api_.cuEventRecord(s.start, CUstream(stream)) != CUDA_SUCCESS) {
+      s.state.store(0);
+      return kNoTimer;
+    }
+    return uint32_t(p) * kSlotsPerContext + i;
+  }
+
+  void end(uint32_t id, void* stream, int uses) override {
+    Slot& s = slot(id);
+    s.uses = uses;
+    if (api_.cuEventRecord(s.stop, CUstream(stream)) != CUDA_SUCCESS) s.resolved = true;  // failed
+    s.state.store(2, std::memory_order_release);
+  }
+
+  TimerReading poll(uint32_t id) override {
+    Slot& s = slot(id);
+    if (s.state.load(std::memory_order_acquire) != 2) return {};
+    if (s.resolved) return s.reading.state == TimerReading::State::done ? s.reading : failed();
+    CUresult q = api_.cuEventQuery(s.stop);
+    if (q == CUDA_ERROR_NOT_READY) return {};
+    if (q != CUDA_SUCCESS) return resolve(s, failed());
+    ContextPool& pool = *pools_[id / kSlotsPerContext].load(std::memory_order_acquire);
+    float to_start = 0, to_stop = 0;  // ms from each event to the (later) anchor
+    if (api_.cuEventElapsedTime(&to_start, s.start, pool.anchor) != CUDA_SUCCESS ||
+        api_.cuEventElapsedTime(&to_stop, s.stop, pool.anchor) != CUDA_SUCCESS)
+      return {};  // completed after the anchor: read it at the next flush
+    if (to_stop < 0) return {};
+    TimerReading r;
+    r.state = TimerReading::State::done;
+    r.start_ns = pool.anchor_ns - int64_t(double(to_start) * 1e6);
+    r.end_ns = pool.anchor_ns - int64_t(double(to_stop) * 1e6);
+    return resolve(s, r);
+  }
+
+  void release(uint32_t id) override {
+    Slot& s = slot(id);
+    if (--s.uses <= 0) s.state.store(0, std::memory_order_release);
+  }
+
+  void sync_clocks() override {
+    for (int p = 0; p < kMaxContexts; ++p) {
+      ContextPool* pool = pools_[p].load(std::memory_order_acquire);
+      if (!pool) continue;
+      CUcontext popped;
+      if (api_.cuCtxPushCurrent(pool->ctx) != CUDA_SUCCESS) continue;
+      int64_t before = clock::monotonic_ns();
+      if (api_.cuEventRecord(pool->anchor, pool->anchor_stream) == CUDA_SUCCESS &&
+          api_.cuEventSynchronize(pool->anchor) == CUDA_SUCCESS)
+        pool->anchor_ns = before + (clock::monotonic_ns() - before) / 2;
+      api_.cuCtxPopCurrent(&popped);
+    }
+  }
+
+ private:
+  static TimerReading failed() {
+    TimerReading r;
+    r.state = TimerReading::State::failed;
+    return r;
+  }
+  static TimerReading resolve(Slot& s, TimerReading r) {
+    s.resolved = true;
+    s.reading = r;
+    return r;
+  }
+  Slot& slot(uint32_t id) {
+    return pools_[id / kSlotsPerContext].load(std::memory_order_acquire)->slots[id % kSlotsPerContext];
+  }
+
+  CUcontext context_of(void* stream) {
+    CUcontext ctx = nullptr;
+    if (api_.cuStreamGetCtx(CUstream(stream), &ctx) != CUDA_SUCCESS || !ctx)
+      api_.cuCtxGetCurrent(&ctx);
+    return ctx;
+  }
+
+  int pool_for(CUcontext ctx) {
+    for (int p = 0; p < kMaxContexts; ++p) {
+      ContextPool* pool = pools_[p].load(std::memory_order_acquire);
+      if (!pool) break;
+      if (pool->ctx == ctx) return p;
+    }
+    return create_pool(ctx);
+  }
+
+  // Once per context: 2 x kSlotsPerContext events and a private non-blocking
+  // stream for clock anchors (never the legacy default stream, which would
+  // serialise with the job's work).
+  int create_pool(CUcontext ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    int p = 0;
+    for (; p < kMaxContexts && pools_[p].load(); ++p)
+      if (pools_[p].load()->ctx == ctx) return p;
+    if (p == kMaxContexts) return -1;
+    auto* pool = new ContextPool;
+    pool->ctx = ctx;
+    CUcontext popped;
+    bool ok = api_.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
+    ok = ok && api_.cuStreamCreate(&pool->anchor_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS;
+    ok = ok && api_.cuEventCreate(&pool->anchor, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    for (auto& s : pool->slots) {
+      ok = ok && api_.cuEventCreate(&s.start, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+           api_.cuEventCreate(&s.stop, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    }
+    api_.cuCtxPopCurrent(&popped);
+    if (!ok) {
+      notice_once(Notice::cuda_timer, "cannot create CUDA events; NCCL calls are host-timed");
+      return -1;  // the pool leaks: a one-off on a broken driver
+    }
+    pools_[p].store(pool, std::memory_order_release);
+    return p;
+  }
+
+  DriverApi api_;
+  std::mutex mu_;
+  std::atomic<ContextPool*> pools_[kMaxContexts] = {};
+};
+
+}  // namespace
+
+CollectiveTimer* make_cuda_event_timer() {
+  DriverApi api{};
+  if (!api.load()) return nullptr;
+  return new CudaEventTimer(api);
+}
+
+}  // namespace ddpscope::inject

@@ -1,0 +1,130 @@
+// Hooks for the gloo:: collective entry points libtorch calls through its PLT
+// (`nm -D --undefined-only libtorch_cpu.so | c++filt | grep gloo::`). Gloo runs
+// a collective inside the call, on one of ProcessGroupGloo's worker threads, so
+// the call's interval is the execution itself (timing='host'). Those workers may
+// run collectives in a different order than they were issued: the Gloo tag,
+// ProcessGroupGloo's collective counter, is recorded as `seq` to match them.
+#include <mutex>
+#include <unordered_map>
+
+#include "injector/gloo/gloo_access.h"
+#include "injector/runtime/capture.h"
+#include "injector/runtime/comm_registry.h"
+#include "injector/runtime/log.h"
+#include "injector/runtime/symbols.h"
+#include "profiler/core/clock.h"
+
+namespace ddpscope::inject::gloo_hooks {
+namespace {
+
+using gloo_access::GlooCall;
+
+// Contexts get ids from their size and how many contexts of that size this
+// process used before: equal on every rank of one process group, since ranks
+// create their groups in the same order.
+CommInfo* context_info(const gloo::Context* ctx) {
+  if (!ctx) return nullptr;
+  if (CommInfo* c = comm_registry().find(ctx)) return c;
+  static std::mutex mu;
+  static std::unordered_map<int, uint64_t> seen_by_size;
+  std::lock_guard<std::mutex> lock(mu);
+  if (CommInfo* c = comm_registry().find(ctx)) return c;
+  uint64_t parts[3] = {0x676c6f6f /* "gloo" */, uint64_t(ctx->size), seen_by_size[ctx->size]++};
+  uint64_t id = fnv1a(parts, sizeof parts) & 0x7fffffffffffffffull;
+  CommInfo* c = comm_registry().put(ctx, id, ctx->size, ctx->rank, -1, Backend::gloo);
+  if (!c) return nullptr;
+  if (Event* e = reserve_event()) {
+    e->kind = EventKind::comm_init;
+    e->comm_init = CommInitEvent{clock::ticks(), id, 0, ctx->size, ctx->rank, -1, Backend::gloo,
+                                 CommOrigin::first_use};
+    publish_event();
+  }
+  return c;
+}
+
+void emit(Op op, const GlooCall& g, uint64_t t0, uint64_t t1) {
+  CommInfo* comm = context_info(g.context);
+  Event* e = reserve_event();
+  if (!e) return;
+  e->kind = EventKind::collective;
+  CollectiveEvent& c = e->collective;
+  c.t_start = t0;
+  c.t_end = t1;
+  c.count = g.elements;
+  c.bytes = g.bytes;
+  c.comm_id = comm ? comm->comm_id : 0;
+  c.stream = 0;
+  c.seq = g.tag;
+  c.group_id = 0;
+  c.root = g.root;
+  c.peer = -1;
+  c.comm_rank = g.context ? g.context->rank : -1;
+  c.nranks = g.context ? g.context->size : 0;
+  c.tid = thread_id();
+  c.timer = kNoTimer;
+  c.op = op;
+  c.dtype = dtype_of_width(unsigned(g.element_size));
+  c.redop = op == Op::allreduce || op == Op::reduce ? RedOp::custom : RedOp::none;
+  c.backend = Backend::gloo;
+  publish_event();
+}
+
+template <typename Options>
+using GlooFn = void (*)(Options&);
+
+template <typename Options>
+GlooFn<Options> real(std::atomic<void*>& cache, const char* mangled) {
+  void* p = cache.load(std::memory_order_acquire);
+  if (!p) {
+    p = find_real({mangled}, {"libgloo.so.0", "libgloo.so"});
+    cache.store(p, std::memory_order_release);
+  }
+  return reinterpret_cast<GlooFn<Options>>(p);
+}
+
+// Every hook: find the real function, run it, record the interval around it.
+template <typename Access, typename Options>
+void intercept(Op op, Options& opts, std::atomic<void*>& cache, const char* mangled) {
+  auto fn = real<Options>(cache, mangled);
+  if (!fn) {
+    notice_once(Notice::no_real_symbol, "cannot find the real %s in libgloo", mangled);
+    return;
+  }
+  if (!capturing()) return fn(opts);
+  ReentrancyGuard guard;
+  uint64_t t0 = clock::ticks();
+  fn(opts);  // a Gloo exception propagates to the caller unrecorded, as it would without us
+  uint64_t t1 = clock::ticks();
+  emit(op, Access::read(opts), t0, t1);
+}
+
+}  // namespace
+}  // namespace ddpscope::inject::gloo_hooks
+
+#define DDPSCOPE_GLOO_HOOK(name, Access, Options, op, mangled)                            \
+  void name(Options& opts) {                                                              \
+    static std::atomic<void*> cache{nullptr};                                             \
+    ::ddpscope::inject::gloo_hooks::intercept<::ddpscope::inject::gloo_access::Access>(   \
+        ::ddpscope::Op::op, opts, cache, mangled);                                        \
+  }
+
+namespace gloo {
+DDPSCOPE_GLOO_HOOK(allreduce, Allreduce, const AllreduceOptions, allreduce,
+                   "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE")
+DDPSCOPE_GLOO_HOOK(broadcast, Broadcast, BroadcastOptions, broadcast,
+                   "_ZN4gloo9broadcastERNS_16BroadcastOptionsE")
+DDPSCOPE_GLOO_HOOK(reduce, Reduce, ReduceOptions, reduce, "_ZN4gloo6reduceERNS_13ReduceOptionsE")
+DDPSCOPE_GLOO_HOOK(allgather, Allgather, AllgatherOptions, allgather,
+                   "_ZN4gloo9allgatherERNS_16AllgatherOptionsE")
+DDPSCOPE_GLOO_HOOK(allgatherv, Allgatherv, AllgathervOptions, allgather,
+                   "_ZN4gloo10allgathervERNS_17AllgathervOptionsE")
+DDPSCOPE_GLOO_HOOK(alltoall, Alltoall, AlltoallOptions, alltoall,
+                   "_ZN4gloo8alltoallERNS_15AlltoallOptionsE")
+DDPSCOPE_GLOO_HOOK(alltoallv, Alltoallv, AlltoallvOptions, alltoall,
+                   "_ZN4gloo9alltoallvERNS_16AlltoallvOptionsE")
+DDPSCOPE_GLOO_HOOK(gather, Gather, GatherOptions, gather, "_ZN4gloo6gatherERNS_13GatherOptionsE")
+DDPSCOPE_GLOO_HOOK(scatter, Scatter, ScatterOptions, scatter,
+                   "_ZN4gloo7scatterERNS_14ScatterOptionsE")
+DDPSCOPE_GLOO_HOOK(barrier, Barrier, BarrierOptions, barrier,
+                   "_ZN4gloo7barrierERNS_14BarrierOptionsE")
+}  // namespace gloo

@@ -1,0 +1,64 @@
+// Prototypes of the NCCL entry points ddpscope intercepts, and access to the
+// real functions behind them (resolved once, lazily, the robust way: see
+// injector/runtime/symbols.h). The hooks themselves live in nccl_collectives.cpp
+// and nccl_comms.cpp.
+#pragma once
+
+#include <atomic>
+
+#include "injector/nccl/nccl_abi.h"
+#include "injector/runtime/log.h"
+#include "injector/runtime/symbols.h"
+
+extern "C" {
+ncclResult_t ncclAllReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                           cudaStream_t);
+ncclResult_t ncclBroadcast(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,
+                           cudaStream_t);
+ncclResult_t ncclBcast(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
+                        cudaStream_t);
+ncclResult_t ncclAllGather(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclReduceScatter(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                               cudaStream_t);
+ncclResult_t ncclAlltoAll(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclGather(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclScatter(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclSend(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclRecv(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclGroupStart();
+ncclResult_t ncclGroupEnd();
+ncclResult_t ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*);
+ncclResult_t ncclCommInitAll(ncclComm_t*, int, const int*);
+ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*);
+ncclResult_t ncclCommDestroy(ncclComm_t);
+ncclResult_t ncclCommAbort(ncclComm_t);
+ncclResult_t ncclCommFinalize(ncclComm_t);
+ncclResult_t ncclCommCount(const ncclComm_t, int*);
+ncclResult_t ncclCommUserRank(const ncclComm_t, int*);
+ncclResult_t ncclCommCuDevice(const ncclComm_t, int*);
+}
+
+namespace ddpscope::inject::nccl {
+
+// The real `Name`: pnccl<Name> where NCCL exports it (>= 2.16), else nccl<Name>.
+template <typename Fn>
+Fn real(std::atomic<void*>& cache, const char* pname, const char* name) {
+  void* p = cache.load(std::memory_order_acquire);
+  if (!p) {
+    p = find_real({pname, name}, {"libnccl.so.2", "libnccl.so"});
+    if (!p) notice_once(Notice::no_real_symbol, "cannot find the real %s; the call fails", name);
+    cache.store(p, std::memory_order_release);
+  }
+  return reinterpret_cast<Fn>(p);
+}
+
+}  // namespace ddpscope::inject::nccl
+
+#define DDPSCOPE_REAL_NCCL(Name)                                                              \
+  ([]() {                                                                                     \
+    static std::atomic<void*> cache{nullptr};                                                 \
+    return ::ddpscope::inject::nccl::real<decltype(&nccl##Name)>(cache, "pnccl" #Name,        \
+                                                                  "nccl" #Name);              \
+  }())

@@ -1,0 +1,191 @@
+// Hooks for NCCL's collective and point-to-point calls, and ncclGroupStart/End.
+// Each is: enabled check, comm lookup, timestamp (and device timer), the real
+// call, timestamp, one POD event. See docs/schema.md for what `bytes` means per op.
+#include "injector/nccl/nccl_api.h"
+#include "injector/nccl/nccl_comm_info.h"
+#include "injector/nccl/nccl_group.h"
+#include "injector/runtime/capture.h"
+#include "injector/runtime/collective_timer.h"
+#include "profiler/core/clock.h"
+
+namespace ddpscope::inject::nccl {
+namespace {
+
+struct Call {
+  Op op;
+  ncclDataType_t dtype;
+  int redop;  // ncclRedOp_t, or -1 for ops without a reduction
+  size_t count;
+  int root, peer;
+  ncclComm_t comm;
+  cudaStream_t stream;
+};
+
+Dtype to_dtype(ncclDataType_t t) {
+  static constexpr Dtype map[] = {Dtype::int8,    Dtype::uint8,   Dtype::int32,   Dtype::uint32,
+                                  Dtype::int64,   Dtype::uint64,  Dtype::float16, Dtype::float32,
+                                  Dtype::float64, Dtype::bfloat16, Dtype::fp8e4m3, Dtype::fp8e5m2};
+  return unsigned(t) < std::size(map) ? map[t] : Dtype::unknown;
+}
+
+RedOp to_redop(int op) {
+  switch (op) {
+    case -1: return RedOp::none;
+    case ncclSum: return RedOp::sum;
+    case ncclProd: return RedOp::prod;
+    case ncclMax: return RedOp::max;
+    case ncclMin: return RedOp::min;
+    case ncclAvg: return RedOp::avg;
+    default: return RedOp::custom;
+  }
+}
+
+// nccl-tests' S: the whole message for ops whose count is per rank.
+uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
+  uint64_t b = uint64_t(count) * elem;
+  switch (op) {
+    case Op::allgather:
+    case Op::reduce_scatter:
+    case Op::alltoall:
+    case Op::gather:
+    case Op::scatter: return b * uint64_t(nranks > 0 ? nranks : 1);
+    default: return b;
+  }
+}
+
+CollectiveEvent describe(const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1, uint32_t timer) {
+  CollectiveEvent e;
+  e.t_start = t0;
+  e.t_end = t1;
+  e.count = c.count;
+  e.nranks = comm ? comm->nranks : 0;
+  e.bytes = message_bytes(c.op, c.count, ::ddpscope::nccl::dtype_size(c.dtype), e.nranks);
+  e.comm_id = comm ? comm->comm_id : 0;
+  e.comm_rank = comm ? comm->comm_rank : -1;
+  e.stream = reinterpret_cast<uint64_t>(c.stream);
+  e.seq = comm ? comm->next_seq.fetch_add(1, std::memory_order_relaxed) : 0;
+  e.group_id = current_group();
+  e.root = c.root;
+  e.peer = c.peer;
+  e.tid = thread_id();
+  e.timer = timer;
+  e.op = c.op;
+  e.dtype = to_dtype(c.dtype);
+  e.redop = to_redop(c.redop);
+  e.backend = Backend::nccl;
+  return e;
+}
+
+template <typename Fn, typename... Args>
+ncclResult_t intercept(const Call& c, Fn real, Args... args) {
+  if (!real) return ncclSystemError;
+  if (!capturing()) return real(args...);
+  ReentrancyGuard guard;
+  CommInfo* comm = comm_info(c.comm);
+  bool grouped = current_group() != 0;
+  CollectiveTimer* timer = grouped ? nullptr : collective_timer();
+  uint32_t slot = timer ? timer->begin(c.stream) : kNoTimer;
+  uint64_t t0 = clock::ticks();
+  ncclResult_t rc = real(args...);
+  uint64_t t1 = clock::ticks();
+  if (slot != kNoTimer) timer->end(slot, c.stream, 1);
+  if (rc != ncclSuccess && rc != ncclInProgress) return rc;  // nothing was enqueued
+  CollectiveEvent e = describe(c, comm, t0, t1, slot);
+  if (!grouped || !hold_in_group(e)) emit(e);
+  return rc;
+}
+
+}  // namespace
+}  // namespace ddpscope::inject::nccl
+
+using ddpscope::Op;
+using ddpscope::inject::nccl::Call;
+using ddpscope::inject::nccl::intercept;
+
+extern "C" {
+
+ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::allreduce, dtype, op, count, -1, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(AllReduce), send, recv, count, dtype, op, comm, stream);
+}
+
+ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                           int root, ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::broadcast, dtype, -1, count, root, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(Broadcast), send, recv, count, dtype, root, comm, stream);
+}
+
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t dtype, int root, ncclComm_t comm,
+                       cudaStream_t stream) {
+  return intercept(Call{Op::broadcast, dtype, -1, count, root, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(Bcast), buff, count, dtype, root, comm, stream);
+}
+
+ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::reduce, dtype, op, count, root, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(Reduce), send, recv, count, dtype, op, root, comm, stream);
+}
+
+ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                           ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::allgather, dtype, -1, count, -1, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(AllGather), send, recv, count, dtype, comm, stream);
+}
+
+ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::reduce_scatter, dtype, op, count, -1, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(ReduceScatter), send, recv, count, dtype, op, comm, stream);
+}
+
+ncclResult_t ncclAlltoAll(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                          ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::alltoall, dtype, -1, count, -1, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(AlltoAll), send, recv, count, dtype, comm, stream);
+}
+
+ncclResult_t ncclGather(const void* send, void* recv, size_t count, ncclDataType_t dtype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::gather, dtype, -1, count, root, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(Gather), send, recv, count, dtype, root, comm, stream);
+}
+
+ncclResult_t ncclScatter(const void* send, void* recv, size_t count, ncclDataType_t dtype, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::scatter, dtype, -1, count, root, -1, comm, stream},
+                   DDPSCOPE_REAL_NCCL(Scatter), send, recv, count, dtype, root, comm, stream);
+}
+
+ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t dtype, int peer,
+                      ncclComm_t comm, cudaStream_t stream) {
+  return intercept(Call{Op::send, dtype, -1, count, -1, peer, comm, stream},
+                   DDPSCOPE_REAL_NCCL(Send), send, count, dtype, peer, comm, stream);
+}
+
+ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t dtype, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  return intercept(Call{Op::recv, dtype, -1, count, -1, peer, comm, stream},
+                   DDPSCOPE_REAL_NCCL(Recv), recv, count, dtype, peer, comm, stream);
+}
+
+// Groups are tracked whether or not we are recording: a group opened before
+// recording started must still close correctly.
+ncclResult_t ncclGroupStart() {
+  auto real = DDPSCOPE_REAL_NCCL(GroupStart);
+  if (!real) return ncclSystemError;
+  ncclResult_t rc = real();
+  if (rc == ncclSuccess && ddpscope::inject::tl_depth == 0) ddpscope::inject::nccl::group_started();
+  return rc;
+}
+
+ncclResult_t ncclGroupEnd() {
+  auto real = DDPSCOPE_REAL_NCCL(GroupEnd);
+  if (!real) return ncclSystemError;
+  if (ddpscope::inject::tl_depth != 0) return real();
+  ddpscope::inject::ReentrancyGuard guard;
+  return ddpscope::inject::nccl::group_ended([&] { return real(); });
+}
+
+}  // extern "C"

@@ -1,0 +1,27 @@
+// From an ncclComm_t to what the hooks record about it (id, size, rank).
+#pragma once
+
+#include "injector/nccl/nccl_abi.h"
+#include "injector/runtime/comm_registry.h"
+#include "profiler/core/records.h"
+
+namespace ddpscope::inject::nccl {
+
+// Registers a communicator the job just created, asking the real NCCL for its
+// size, rank and device, and emits its comm_init event.
+CommInfo* register_comm(ncclComm_t comm, uint64_t comm_id, CommOrigin origin,
+                        uint64_t parent_comm_id, int known_rank = -1, int known_nranks = 0,
+                        int known_device = -1);
+
+// The registered communicator, or (first use of one created behind our back,
+// e.g. ncclCommInitRankScalable) a new registration. Null for a null handle.
+inline CommInfo* comm_info(ncclComm_t comm) {
+  if (!comm) return nullptr;
+  if (CommInfo* c = comm_registry().find(comm)) return c;
+  return register_comm(comm, 0, CommOrigin::first_use, 0);
+}
+
+// Ids are kept positive so that SQL and JSON show them as they are.
+inline uint64_t as_comm_id(uint64_t h) { return h & 0x7fffffffffffffffull; }
+
+}  // namespace ddpscope::inject::nccl

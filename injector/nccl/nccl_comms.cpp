@@ -1,0 +1,155 @@
+// Hooks for communicator creation and teardown. They record what a collective
+// event only refers to: each communicator's id, size, this rank's place in it,
+// its device, and when it was created and ended.
+#include <unistd.h>
+
+#include <atomic>
+
+#include "injector/nccl/nccl_api.h"
+#include "injector/nccl/nccl_comm_info.h"
+#include "injector/runtime/capture.h"
+#include "profiler/core/clock.h"
+
+namespace ddpscope::inject::nccl {
+namespace {
+
+void emit_comm_init(const CommInfo& c, CommOrigin origin, uint64_t parent) {
+  Event* e = reserve_event();
+  if (!e) return;
+  e->kind = EventKind::comm_init;
+  e->comm_init = CommInitEvent{clock::ticks(), c.comm_id, parent, c.nranks, c.comm_rank, c.device,
+                               Backend::nccl, origin};
+  publish_event();
+}
+
+void emit_comm_end(ncclComm_t comm, CommEnd how) {
+  if (!capturing() || !comm) return;
+  CommInfo* c = comm_registry().find(comm);
+  if (!c) return;
+  Event* e = reserve_event();
+  if (!e) return;
+  e->kind = EventKind::comm_end;
+  e->comm_end = CommEndEvent{clock::ticks(), c->comm_id, c->comm_rank, how};
+  publish_event();
+}
+
+int query(ncclResult_t (*fn)(const ncclComm_t, int*), ncclComm_t comm, int fallback) {
+  int v = fallback;
+  if (fn && fn(comm, &v) != ncclSuccess) v = fallback;
+  return v;
+}
+
+uint64_t unique_id_hash(const ncclUniqueId& id) {
+  return as_comm_id(fnv1a(id.internal, sizeof id.internal));
+}
+
+}  // namespace
+
+CommInfo* register_comm(ncclComm_t comm, uint64_t comm_id, CommOrigin origin,
+                        uint64_t parent_comm_id, int rank, int nranks, int device) {
+  ReentrancyGuard guard;  // the queries below go through NCCL's own API
+  if (nranks <= 0) nranks = query(DDPSCOPE_REAL_NCCL(CommCount), comm, 0);
+  if (rank < 0) rank = query(DDPSCOPE_REAL_NCCL(CommUserRank), comm, -1);
+  if (device < 0) device = query(DDPSCOPE_REAL_NCCL(CommCuDevice), comm, -1);
+  if (comm_id == 0)  // unknown origin: unique to this process only
+    comm_id = as_comm_id(fnv1a(&comm, sizeof comm, fnv1a(&origin, 1) ^ uint64_t(getpid())));
+  CommInfo* c = comm_registry().put(comm, comm_id, nranks, rank, device, Backend::nccl);
+  if (c && g_state.load(std::memory_order_relaxed) <= int(State::running))
+    emit_comm_init(*c, origin, parent_comm_id);
+  return c;
+}
+
+}  // namespace ddpscope::inject::nccl
+
+using namespace ddpscope;
+using namespace ddpscope::inject;
+using namespace ddpscope::inject::nccl;
+
+namespace {
+
+bool created(ncclResult_t rc, ncclComm_t comm) {
+  return comm && (rc == ncclSuccess || rc == ncclInProgress);
+}
+
+// Every rank makes the same splits of a parent in the same order, so (parent,
+// colour, how many splits before) names the child alike on every member.
+uint64_t split_id(CommInfo* parent, int color) {
+  uint64_t parts[3] = {parent ? parent->comm_id : 0, uint64_t(int64_t(color)),
+                       parent ? parent->splits.fetch_add(1) : 0};
+  return as_comm_id(fnv1a(parts, sizeof parts));
+}
+
+std::atomic<uint64_t> g_init_all_calls{0};
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
+  auto real = DDPSCOPE_REAL_NCCL(CommInitRank);
+  if (!real) return ncclSystemError;
+  ncclResult_t rc = real(comm, nranks, id, rank);
+  if (capturing() && comm && created(rc, *comm))
+    register_comm(*comm, unique_id_hash(id), CommOrigin::init_rank, 0, rank, nranks);
+  return rc;
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank,
+                                    ncclConfig_t* config) {
+  auto real = DDPSCOPE_REAL_NCCL(CommInitRankConfig);
+  if (!real) return ncclSystemError;
+  ncclResult_t rc = real(comm, nranks, id, rank, config);
+  if (capturing() && comm && created(rc, *comm))
+    register_comm(*comm, unique_id_hash(id), CommOrigin::init_rank_config, 0, rank, nranks);
+  return rc;
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  auto real = DDPSCOPE_REAL_NCCL(CommInitAll);
+  if (!real) return ncclSystemError;
+  ncclResult_t rc = real(comms, ndev, devlist);
+  if (!capturing() || rc != ncclSuccess || !comms) return rc;
+  // One process holds every rank: the id only has to be unique within it.
+  uint64_t parts[3] = {uint64_t(getpid()), g_init_all_calls.fetch_add(1), uint64_t(ndev)};
+  uint64_t id = as_comm_id(fnv1a(parts, sizeof parts));
+  for (int i = 0; i < ndev; ++i)
+    if (comms[i])
+      register_comm(comms[i], id, CommOrigin::init_all, 0, i, ndev, devlist ? devlist[i] : i);
+  return rc;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                           ncclConfig_t* config) {
+  auto real = DDPSCOPE_REAL_NCCL(CommSplit);
+  if (!real) return ncclSystemError;
+  ncclResult_t rc = real(comm, color, key, newcomm, config);
+  if (!capturing()) return rc;
+  CommInfo* parent = comm_info(comm);
+  uint64_t id = split_id(parent, color);  // counted even for NOCOLOR, as on every rank
+  if (newcomm && created(rc, *newcomm))
+    register_comm(*newcomm, id, CommOrigin::split, parent ? parent->comm_id : 0);
+  return rc;
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  auto real = DDPSCOPE_REAL_NCCL(CommFinalize);
+  if (!real) return ncclSystemError;
+  emit_comm_end(comm, CommEnd::finalize);
+  return real(comm);
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  auto real = DDPSCOPE_REAL_NCCL(CommDestroy);
+  if (!real) return ncclSystemError;
+  emit_comm_end(comm, CommEnd::destroy);
+  return real(comm);
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  auto real = DDPSCOPE_REAL_NCCL(CommAbort);
+  if (!real) return ncclSystemError;
+  emit_comm_end(comm, CommEnd::abort);
+  return real(comm);
+}
+
+}  // extern "C"

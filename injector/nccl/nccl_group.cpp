@@ -1,0 +1,105 @@
+#include "injector/nccl/nccl_group.h"
+
+#include <atomic>
+
+#include "injector/runtime/capture.h"
+#include "injector/runtime/collective_timer.h"
+
+namespace ddpscope::inject::nccl {
+namespace {
+
+constexpr int kMaxHeld = 512;    // calls held per group (all-to-all of 256 peers)
+constexpr int kMaxStreams = 8;   // distinct streams timed per group
+
+struct GroupState {
+  int depth = 0;
+  uint64_t id = 0;
+  int held = 0;
+  CollectiveEvent events[kMaxHeld];
+  int streams = 0;
+  uint64_t stream[kMaxStreams];
+  uint32_t slot[kMaxStreams];
+};
+
+// Lazily allocated: most threads never open a group, and 60 KiB of TLS each
+// would be wasteful.
+thread_local GroupState* tl_group DDPSCOPE_TLS = nullptr;
+std::atomic<uint64_t> g_next_group{0};
+
+GroupState& group() {
+  if (!tl_group) tl_group = new GroupState;
+  return *tl_group;
+}
+
+int stream_index(GroupState& g, uint64_t stream) {
+  for (int i = 0; i < g.streams; ++i)
+    if (g.stream[i] == stream) return i;
+  return -1;
+}
+
+}  // namespace
+
+uint64_t current_group() { return tl_group && tl_group->depth > 0 ? tl_group->id : 0; }
+
+void group_started() {
+  GroupState& g = group();
+  if (g.depth++ == 0) {
+    g.id = g_next_group.fetch_add(1, std::memory_order_relaxed) + 1;
+    g.held = 0;
+    g.streams = 0;
+  }
+}
+
+bool hold_in_group(const CollectiveEvent& e) {
+  GroupState& g = group();
+  if (g.held == kMaxHeld) return false;
+  g.events[g.held++] = e;
+  return true;
+}
+
+bool leave_group() {
+  if (!tl_group || tl_group->depth == 0) return false;  // unbalanced End: NCCL reports it
+  return --tl_group->depth == 0;
+}
+
+void begin_group_timers() {
+  GroupState& g = group();
+  CollectiveTimer* timer = g.held ? collective_timer() : nullptr;
+  if (!timer) return;
+  for (int i = 0; i < g.held; ++i) {
+    uint64_t s = g.events[i].stream;
+    if (stream_index(g, s) >= 0 || g.streams == kMaxStreams) continue;
+    g.stream[g.streams] = s;
+    g.slot[g.streams] = timer->begin(reinterpret_cast<void*>(s));
+    ++g.streams;
+  }
+}
+
+void end_group_timers_and_emit() {
+  GroupState& g = group();
+  CollectiveTimer* timer = g.streams ? collective_timer() : nullptr;
+  for (int k = 0; timer && k < g.streams; ++k) {
+    if (g.slot[k] == kNoTimer) continue;
+    int uses = 0;
+    for (int i = 0; i < g.held; ++i) uses += g.events[i].stream == g.stream[k];
+    timer->end(g.slot[k], reinterpret_cast<void*>(g.stream[k]), uses);
+  }
+  for (int i = 0; i < g.held; ++i) {
+    int k = timer ? stream_index(g, g.events[i].stream) : -1;
+    g.events[i].timer = k >= 0 ? g.slot[k] : kNoTimer;
+    emit(g.events[i]);
+  }
+  g.held = 0;
+  g.streams = 0;
+  g.id = 0;
+}
+
+void emit(const CollectiveEvent& e) {
+  Event* slot = reserve_event();
+  if (!slot) return;
+  slot->kind = EventKind::collective;
+  slot->collective = e;
+  publish_event();
+}
+
+}  // namespace ddpscope::inject::nccl

@@ -1,0 +1,138 @@
+#include "injector/runtime/capture.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "injector/runtime/log.h"
+#include "injector/runtime/rank_file.h"
+#include "injector/runtime/writer.h"
+#include "profiler/core/clock.h"
+#include "profiler/core/inject_options.h"
+
+namespace ddpscope::inject {
+
+std::atomic<int> g_state{int(State::not_started)};
+thread_local ThreadBuffer* tl_buffer DDPSCOPE_TLS = nullptr;
+thread_local int tl_depth DDPSCOPE_TLS = 0;
+thread_local uint32_t tl_tid DDPSCOPE_TLS = 0;
+
+namespace {
+
+BufferRegistry* g_buffers = new BufferRegistry;  // never freed: threads may outlive exit
+pid_t g_owner_pid = 0;                            // the process whose events we write
+uint32_t g_buffer_events = 65536;
+struct sigaction g_previous[2];
+constexpr int kSignals[2] = {SIGTERM, SIGINT};
+
+uint32_t parse_capacity(std::string_view v) {
+  unsigned long n = std::strtoul(std::string(v).c_str(), nullptr, 10);
+  if (n < 64) n = 64;
+  if (n > (1ul << 24)) n = 1ul << 24;
+  uint32_t p = 64;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+// Re-delivers a signal to whatever the app had installed before us.
+void chain(int index, int sig, siginfo_t* info, void* uc) {
+  const struct sigaction& prev = g_previous[index];
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) prev.sa_sigaction(sig, info, uc);
+  } else if (prev.sa_handler == SIG_DFL) {
+    sigaction(sig, &prev, nullptr);
+    raise(sig);  // blocked while we run; delivered with the default action on return
+  } else if (prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+  }
+}
+
+void on_signal(int sig, siginfo_t* info, void* uc) {
+  int saved = errno;
+  if (getpid() == g_owner_pid) writer_flush_from_signal();
+  chain(sig == SIGTERM ? 0 : 1, sig, info, uc);
+  errno = saved;
+}
+
+void install_signal_handlers() {
+  for (int i = 0; i < 2; ++i) {
+    struct sigaction current{};
+    sigaction(kSignals[i], nullptr, &current);
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;  // keep "ignored"
+    g_previous[i] = current;
+    struct sigaction ours{};
+    ours.sa_sigaction = on_signal;
+    ours.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&ours.sa_mask);
+    sigaction(kSignals[i], &ours, nullptr);
+  }
+}
+
+// A forked child (a DataLoader worker) must never write its parent's events: it
+// inherits copies of the rings but no writer thread. It stays silent.
+void on_fork_child() {
+  g_state.store(int(State::finalized), std::memory_order_relaxed);
+}
+
+void start_runtime() {
+  g_owner_pid = getpid();
+  WriterConfig config;
+  config.out_dir = std::string(inject_option("DDPSCOPE_OUT"));
+  config.flush_ms = std::max(1, std::atoi(std::string(inject_option("DDPSCOPE_FLUSH_MS")).c_str()));
+  writer_start(config, g_buffers);
+  install_signal_handlers();
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  std::atexit(finalize);
+  int expected = int(State::not_started);
+  g_state.compare_exchange_strong(expected, int(State::running));
+}
+
+// Hands a dying thread's buffer back for adoption.
+struct ThreadExit {
+  ~ThreadExit() {
+    if (tl_buffer) tl_buffer->orphaned.store(true, std::memory_order_release);
+    tl_buffer = nullptr;
+  }
+};
+
+__attribute__((constructor)) void on_load() {
+  g_load_ns = clock::monotonic_ns();
+  g_buffer_events = parse_capacity(inject_option("DDPSCOPE_BUFFER_EVENTS"));
+}
+
+}  // namespace
+
+ThreadBuffer* attach_thread() {
+  static std::once_flag once;
+  std::call_once(once, start_runtime);
+  if (g_state.load(std::memory_order_relaxed) != int(State::running)) return nullptr;
+  if (getpid() != g_owner_pid) return nullptr;
+  tl_tid = uint32_t(syscall(SYS_gettid));
+  ThreadBuffer* b = g_buffers->acquire(g_buffer_events, tl_tid);
+  if (!b) {
+    notice_once(Notice::buffer_table_full, "more than %d recording threads; further threads unrecorded",
+                BufferRegistry::kMaxThreads);
+    return nullptr;
+  }
+  static thread_local ThreadExit exit_guard;
+  (void)exit_guard;
+  tl_buffer = b;
+  return b;
+}
+
+void finalize() {
+  if (getpid() != g_owner_pid) return;
+  int s = g_state.exchange(int(State::finalized));
+  if (s == int(State::finalized)) return;
+  writer_stop();
+}
+
+uint64_t dropped_events() { return g_buffers->dropped(); }
+
+}  // namespace ddpscope::inject

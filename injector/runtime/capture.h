@@ -1,0 +1,59 @@
+// The capture runtime every hook goes through. States: not started (library
+// loaded, nothing recorded yet), running, finalized (after exit began, or after
+// a fork in the child), disabled (no usable output). Hooks check one relaxed
+// atomic and a thread-local depth, then write one event into their thread's
+// ring; everything slow happens on the writer thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "injector/runtime/event.h"
+#include "injector/runtime/thread_buffer.h"
+
+#define DDPSCOPE_TLS __attribute__((tls_model("initial-exec")))
+
+namespace ddpscope::inject {
+
+enum class State : int { not_started, running, finalized, disabled };
+
+extern std::atomic<int> g_state;
+extern thread_local ThreadBuffer* tl_buffer DDPSCOPE_TLS;
+extern thread_local int tl_depth DDPSCOPE_TLS;
+extern thread_local uint32_t tl_tid DDPSCOPE_TLS;
+
+// Recording is on for this call: running, and not inside one of our own calls.
+inline bool capturing() {
+  return g_state.load(std::memory_order_relaxed) <= int(State::running) && tl_depth == 0;
+}
+
+// Our own calls into the job's libraries (and hooks nested in hooks, e.g. Gloo
+// calling itself through its PLT) are not recorded.
+struct ReentrancyGuard {
+  ReentrancyGuard() { ++tl_depth; }
+  ~ReentrancyGuard() { --tl_depth; }
+  ReentrancyGuard(const ReentrancyGuard&) = delete;
+  ReentrancyGuard& operator=(const ReentrancyGuard&) = delete;
+};
+
+// First event of a thread: start the runtime if needed, then register a buffer.
+ThreadBuffer* attach_thread();
+
+// A slot for one event, or null (ring full: counted as dropped; or no runtime).
+inline Event* reserve_event() {
+  ThreadBuffer* b = tl_buffer;
+  if (!b) b = attach_thread();
+  return b ? b->reserve() : nullptr;
+}
+inline void publish_event() { tl_buffer->publish(); }
+
+inline uint32_t thread_id() { return tl_tid; }  // valid after attach_thread()
+
+// Flush everything and close the rank file. Safe to call twice, from exit
+// handlers, and in a forked child (where it does nothing).
+void finalize();
+
+// For tests and benchmarks: how many events were dropped so far.
+uint64_t dropped_events();
+
+}  // namespace ddpscope::inject

@@ -1,0 +1,246 @@
+#include "injector/runtime/rank_file.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "injector/runtime/capture.h"
+#include "injector/runtime/collective_timer.h"
+#include "injector/runtime/comm_registry.h"
+#include "injector/runtime/log.h"
+#include "injector/runtime/thread_buffer.h"
+#include "profiler/store/writer.h"
+
+namespace fs = std::filesystem;
+
+namespace ddpscope::inject {
+
+int64_t g_load_ns = 0;
+
+namespace {
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (auto& c : s)
+    if (c == '\0') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string host_name() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+std::string iso_time_utc(int64_t wall_ns) {
+  time_t t = time_t(wall_ns / 1000000000);
+  tm u{};
+  gmtime_r(&t, &u);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &u);
+  return buf;
+}
+
+CollectiveRecord to_record(const CollectiveEvent& e, const clock::TickConverter& ticks, int rank) {
+  CollectiveRecord r;
+  r.rank = rank;
+  r.comm_id = e.comm_id;
+  r.comm_rank = e.comm_rank;
+  r.nranks = e.nranks;
+  r.seq = e.seq;
+  r.op = e.op;
+  r.dtype = e.dtype;
+  r.redop = e.redop;
+  r.count = e.count;
+  r.bytes = e.bytes;
+  r.root = e.root;
+  r.peer = e.peer;
+  r.stream = e.stream;
+  r.tid = e.tid;
+  r.group_id = e.group_id;
+  r.host_start_ns = ticks.to_ns(e.t_start);
+  r.host_end_ns = ticks.to_ns(e.t_end);
+  // Until a device timer says otherwise, the call itself is the best we know
+  // (exact for Gloo, which runs the collective inside the call).
+  r.start_ns = r.host_start_ns;
+  r.end_ns = r.host_end_ns;
+  r.timing = Timing::host;
+  return r;
+}
+
+}  // namespace
+
+RankFile::RankFile(std::string out_dir, BufferRegistry* buffers)
+    : out_dir_(std::move(out_dir)), buffers_(buffers), id_(identity_from_env()) {}
+
+RankFile::~RankFile() = default;
+
+void RankFile::convert(const Event& e) {
+  switch (e.kind) {
+    case EventKind::collective: {
+      // The rank is filled in at write time: it may not be known yet.
+      CollectiveRecord r = to_record(e.collective, ticks_, 0);
+      if (e.collective.timer != kNoTimer)
+        timed_.push_back({r, e.collective.timer});
+      else
+        ready_.push_back(r);
+      break;
+    }
+    case EventKind::comm_init: {
+      const auto& c = e.comm_init;
+      CommRecord r;
+      r.comm_id = c.comm_id;
+      r.nranks = c.nranks;
+      r.comm_rank = c.comm_rank;
+      r.device = c.device;
+      r.backend = c.backend;
+      r.parent_comm_id = c.parent_comm_id;
+      r.origin = c.origin;
+      r.created_ns = ticks_.to_ns(c.t);
+      comms_.push_back(r);
+      break;
+    }
+    case EventKind::comm_end: {
+      CommEndEvent end = e.comm_end;
+      end.t = uint64_t(ticks_.to_ns(end.t));
+      ends_.push_back(end);
+      break;
+    }
+  }
+}
+
+void RankFile::resolve_timers(bool final) {
+  CollectiveTimer* timer = collective_timer();
+  if (timed_.empty() || !timer) {
+    for (auto& t : timed_) ready_.push_back(t.record);
+    timed_.clear();
+    return;
+  }
+  // At exit, give outstanding GPU work a moment to finish before giving up.
+  for (int attempt = 0;; ++attempt) {
+    timer->sync_clocks();
+    std::vector<Timed> still;
+    for (auto& t : timed_) {
+      TimerReading r = timer->poll(t.timer);
+      if (r.state == TimerReading::State::pending && !(final && attempt >= 50)) {
+        still.push_back(t);
+        continue;
+      }
+      if (r.state == TimerReading::State::done) {
+        t.record.start_ns = r.start_ns;
+        t.record.end_ns = r.end_ns;
+        t.record.timing = Timing::event;
+      }
+      timer->release(t.timer);
+      ready_.push_back(t.record);
+    }
+    timed_.swap(still);
+    if (!final || timed_.empty()) return;
+    usleep(10000);
+  }
+}
+
+bool RankFile::open() {
+  id_ = resolve_identity(id_);
+  std::error_code ec;
+  fs::create_directories(out_dir_, ec);
+  std::string path = out_dir_ + "/rank-" + std::to_string(id_.rank) + ".db";
+  if (fs::exists(path))  // another process claimed this rank: keep both, merge will say
+    path = out_dir_ + "/rank-" + std::to_string(id_.rank) + "." + std::to_string(getpid()) + ".db";
+  int64_t wall = clock::wall_ns();
+  try {
+    writer_ = std::make_unique<store::RankWriter>(
+        path, std::map<std::string, std::string>{
+                  {"tool", "ddpscope"},
+                  {"tool_version", DDPSCOPE_VERSION},
+                  {"schema_version", "1"},
+                  {"kind", "rank"},
+                  {"timeline", "monotonic"},
+                  {"command_line", command_line()},
+                  {"host", host_name()},
+                  {"start_time", iso_time_utc(wall)},
+                  {"tick_source", clock::kTicksAreTsc ? "tsc" : "clock_monotonic"},
+              });
+  } catch (const std::exception& e) {
+    notice_once(Notice::no_output, "cannot write %s (%s); this process runs on unrecorded",
+                path.c_str(), e.what());
+    return false;
+  }
+  return true;
+}
+
+void RankFile::fail(const char* what) {
+  notice_once(Notice::write_failed, "%s; recording stops, the job runs on", what);
+  failed_ = true;
+  g_state.store(int(State::disabled), std::memory_order_relaxed);
+  writer_.reset();
+}
+
+void RankFile::write() {
+  ProcessRecord p;
+  p.rank = id_.rank;
+  p.world_size = id_.world_size;
+  p.local_rank = id_.local_rank;
+  p.host = host_name();
+  p.pid = getpid();
+  int r, n;
+  comm_registry().first_comm(&r, &n, &p.device, &p.backend);
+  p.clock_offset_ns = clock::wall_offset_ns();
+  p.dropped_events = buffers_->dropped();
+  p.rank_source = id_.rank_source;
+  p.start_ns = g_load_ns;
+  p.end_ns = clock::monotonic_ns();
+
+  writer_->begin();
+  for (auto& c : comms_) {
+    c.rank = id_.rank;
+    writer_->add(c);
+  }
+  for (auto& c : ready_) {
+    c.rank = id_.rank;
+    writer_->add(c);
+  }
+  for (const auto& e : ends_) writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
+  writer_->put(p);
+  writer_->commit();
+}
+
+void RankFile::flush(bool final) {
+  ticks_.calibrate();
+  for (int i = 0; i < buffers_->size(); ++i)
+    buffers_->at(i)->drain([this](const Event& e) { convert(e); });
+  resolve_timers(final);
+  bool have_events = !ready_.empty() || !comms_.empty() || !ends_.empty();
+  if (!failed_ && (writer_ || have_events)) {
+    if (!writer_ && !open()) {
+      failed_ = true;
+      g_state.store(int(State::disabled), std::memory_order_relaxed);
+    } else {
+      try {
+        write();
+      } catch (const std::exception& e) {
+        fail(e.what());
+      }
+    }
+  }
+  comms_.clear();
+  ends_.clear();
+  ready_.clear();
+}
+
+void RankFile::close() {
+  if (!writer_) return;
+  try {
+    writer_->close();
+  } catch (const std::exception& e) {
+    notice_once(Notice::write_failed, "closing %s: %s", writer_->path().c_str(), e.what());
+  }
+  writer_.reset();
+}
+
+}  // namespace ddpscope::inject

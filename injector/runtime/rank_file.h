@@ -1,0 +1,56 @@
+// One rank's output file as the writer thread sees it: events drained from the
+// rings are converted to store records (ticks to ns, device timers resolved)
+// and committed in one transaction per flush.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "injector/runtime/event.h"
+#include "injector/runtime/identity.h"
+#include "profiler/core/clock.h"
+#include "profiler/core/records.h"
+
+namespace ddpscope::store {
+class RankWriter;
+}
+
+namespace ddpscope::inject {
+
+class BufferRegistry;
+
+// Monotonic ns at which the injector was loaded (processes.start_ns).
+extern int64_t g_load_ns;
+
+class RankFile {
+ public:
+  RankFile(std::string out_dir, BufferRegistry* buffers);
+  ~RankFile();
+  void flush(bool final);
+  void close();
+
+ private:
+  struct Timed {
+    CollectiveRecord record;
+    uint32_t timer;
+  };
+  void convert(const Event& e);
+  void resolve_timers(bool final);
+  bool open();
+  void write();
+  void fail(const char* what);
+
+  std::string out_dir_;
+  BufferRegistry* buffers_;
+  clock::TickConverter ticks_;
+  Identity id_;
+  std::unique_ptr<store::RankWriter> writer_;
+  bool failed_ = false;
+  std::vector<CommRecord> comms_;
+  std::vector<CommEndEvent> ends_;  // times already in ns
+  std::vector<CollectiveRecord> ready_;
+  std::vector<Timed> timed_;
+};
+
+}  // namespace ddpscope::inject

@@ -1,0 +1,86 @@
+// Per-thread single-producer/single-consumer event rings, Tracy-style: the
+// owning thread reserves a slot, fills it, and publishes it with one release
+// store; the writer thread drains with acquire loads. No lock, no allocation,
+// no syscall on the producer side.
+//
+// Overflow policy: kDropNewest. When a ring is full the new event is dropped and
+// counted (processes.dropped_events); the app is never blocked by the profiler.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "injector/runtime/event.h"
+
+namespace ddpscope::inject {
+
+enum class OverflowPolicy { kDropNewest };
+constexpr OverflowPolicy kOverflowPolicy = OverflowPolicy::kDropNewest;
+
+class ThreadBuffer {
+ public:
+  ThreadBuffer(uint32_t capacity_pow2, uint32_t tid);
+
+  // Producer side (owning thread only).
+  Event* reserve() {
+    uint64_t h = head_.load(std::memory_order_relaxed);
+    if (h - cached_tail_ >= capacity_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (h - cached_tail_ >= capacity_) {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return nullptr;
+      }
+    }
+    return &slots_[h & mask_];
+  }
+  void publish() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+  // Consumer side (writer thread only): calls fn for each published event.
+  template <typename Fn>
+  uint64_t drain(Fn&& fn) {
+    uint64_t t = tail_.load(std::memory_order_relaxed);
+    uint64_t h = head_.load(std::memory_order_acquire);
+    for (uint64_t i = t; i < h; ++i) fn(slots_[i & mask_]);
+    tail_.store(h, std::memory_order_release);
+    return h - t;
+  }
+
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  uint32_t tid() const { return tid_; }
+  bool empty() const {
+    return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed);
+  }
+
+  // Thread exit hands the buffer back; the writer drains it and a new thread
+  // may adopt it, so thread churn does not grow memory.
+  std::atomic<bool> orphaned{false};
+  void adopt(uint32_t tid) { tid_ = tid; }
+
+ private:
+  alignas(64) std::atomic<uint64_t> head_{0};
+  uint64_t cached_tail_ = 0;
+  std::atomic<uint64_t> dropped_{0};
+  uint32_t tid_;
+  alignas(64) std::atomic<uint64_t> tail_{0};
+  const uint64_t capacity_;
+  const uint64_t mask_;
+  Event* const slots_;
+};
+
+// Every buffer ever handed out, in a fixed table the writer walks without locks.
+class BufferRegistry {
+ public:
+  static constexpr int kMaxThreads = 4096;
+  // The calling thread's buffer: adopted from an orphan or newly made (once per
+  // thread, under a mutex; never on the hot path). Null when the table is full.
+  ThreadBuffer* acquire(uint32_t capacity_pow2, uint32_t tid);
+  int size() const { return count_.load(std::memory_order_acquire); }
+  ThreadBuffer* at(int i) const { return buffers_[i].load(std::memory_order_acquire); }
+  uint64_t dropped() const;
+
+ private:
+  std::atomic<ThreadBuffer*> buffers_[kMaxThreads] = {};
+  std::atomic<int> count_{0};
+};
+
+}  // namespace ddpscope::inject

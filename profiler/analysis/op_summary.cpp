@@ -1,0 +1,84 @@
+#include "profiler/analysis/op_summary.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+namespace ddpscope::analysis {
+namespace {
+
+struct Accumulator {
+  std::set<int32_t> ranks;
+  uint64_t calls = 0, bytes = 0;
+  double total_ns = 0, bus_bytes = 0;
+  std::vector<float> durations_ns;  // float: bounded memory for millions of calls
+  Timing timing = Timing::none;
+
+  void add(const CollectiveRecord& c) {
+    double d = duration_ns(c);
+    ranks.insert(c.rank);
+    ++calls;
+    bytes += c.bytes;
+    total_ns += d;
+    bus_bytes += double(c.bytes) * busbw_factor(c.op, c.nranks);
+    durations_ns.push_back(float(d));
+    timing = std::max(timing, c.timing);
+  }
+};
+
+double percentile(std::vector<float>& v, double q) {
+  if (v.empty()) return 0;
+  size_t k = size_t(q * double(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + k, v.end());
+  return v[k];
+}
+
+OpSummary finish(Op op, Accumulator& a) {
+  OpSummary s;
+  s.op = op;
+  s.ranks = int(a.ranks.size());
+  s.calls = a.calls;
+  s.bytes = a.bytes;
+  s.total_ms = a.total_ns / 1e6;
+  s.median_us = percentile(a.durations_ns, 0.5) / 1e3;
+  s.p95_us = percentile(a.durations_ns, 0.95) / 1e3;
+  if (a.total_ns > 0) {
+    s.algbw_gbps = double(a.bytes) / a.total_ns;  // bytes/ns == GB/s
+    s.busbw_gbps = a.bus_bytes / a.total_ns;
+  }
+  s.timing = a.timing;
+  return s;
+}
+
+template <typename Source>
+std::vector<OpSummary> summarize(Source&& for_each) {
+  std::array<Accumulator, size_t(Op::kCount)> acc;
+  for_each([&](const CollectiveRecord& c) { acc[size_t(c.op)].add(c); });
+  std::vector<OpSummary> out;
+  for (size_t i = 0; i < acc.size(); ++i)
+    if (acc[i].calls) out.push_back(finish(Op(i), acc[i]));
+  std::sort(out.begin(), out.end(),
+            [](const OpSummary& a, const OpSummary& b) { return a.total_ms > b.total_ms; });
+  return out;
+}
+
+}  // namespace
+
+double duration_ns(const CollectiveRecord& c) {
+  if (c.start_ns != kNoTime && c.end_ns != kNoTime) return double(c.end_ns - c.start_ns);
+  if (c.host_start_ns != kNoTime && c.host_end_ns != kNoTime)
+    return double(c.host_end_ns - c.host_start_ns);
+  return 0;
+}
+
+std::vector<OpSummary> summarize_ops(store::RunReader& reader) {
+  return summarize([&](auto&& fn) { reader.for_each_collective(fn); });
+}
+
+std::vector<OpSummary> summarize_ops(const std::vector<CollectiveRecord>& collectives) {
+  return summarize([&](auto&& fn) {
+    for (const auto& c : collectives) fn(c);
+  });
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,140 @@
+#include "profiler/store/merge.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "profiler/store/reader.h"
+#include "profiler/store/schema.h"
+
+namespace fs = std::filesystem;
+
+namespace ddpscope::store {
+namespace {
+
+struct Input {
+  std::string path;
+  ProcessRecord process;
+  std::map<std::string, std::string> meta;
+};
+
+Input inspect(const std::string& path) {
+  RunReader reader(path);
+  auto procs = reader.processes();
+  if (procs.size() != 1)
+    throw StoreError(path, "expected one process row in a rank file, found " +
+                               std::to_string(procs.size()) + " (is this a merged run.db?)");
+  return {path, procs[0], reader.meta()};
+}
+
+// Each table's columns with the time columns shifted by the rank's clock offset,
+// so that merged times are wall-clock nanoseconds.
+const char* kCopies[] = {
+    "INSERT INTO processes SELECT rank, world_size, local_rank, host, pid, device, backend, "
+    "clock_offset_ns, dropped_events, rank_source, start_ns + :off, end_ns + :off "
+    "FROM src.processes",
+    "INSERT INTO comms SELECT rank, comm_id, comm_rank, nranks, device, backend, "
+    "parent_comm_id, origin, created_ns + :off, ended_ns + :off, end_reason FROM src.comms",
+    "INSERT INTO collectives(rank, comm_id, seq, op, dtype, count, bytes, root, peer, stream, "
+    "tid, group_id, host_start_ns, host_end_ns, start_ns, end_ns, timing, comm_rank, nranks, "
+    "redop) SELECT rank, comm_id, seq, op, dtype, count, bytes, root, peer, stream, tid, "
+    "group_id, host_start_ns + :off, host_end_ns + :off, start_ns + :off, end_ns + :off, timing, "
+    "comm_rank, nranks, redop FROM src.collectives ORDER BY id",
+    "INSERT INTO kernels SELECT rank, device, stream, name, start_ns + :off, end_ns + :off, "
+    "correlation, collective_id, kind FROM src.kernels",
+    "INSERT INTO ranges SELECT rank, tid, domain, name, start_ns + :off, end_ns + :off "
+    "FROM src.ranges",
+    "INSERT INTO syncs SELECT rank, tid, call, stream, start_ns + :off, end_ns + :off "
+    "FROM src.syncs",
+};
+
+void copy_rank(Connection& out, const Input& in) {
+  Statement attach(out, "ATTACH DATABASE ? AS src");
+  attach.bind_text(1, in.path);
+  attach.run();
+  {
+    Transaction tx(out);
+    for (const char* sql : kCopies) {
+      Statement st(out, sql);
+      st.bind(1, in.process.clock_offset_ns);
+      st.run();
+    }
+    tx.commit();
+  }
+  out.exec("DETACH DATABASE src");
+}
+
+void write_meta(Connection& out, const std::vector<Input>& inputs) {
+  std::map<std::string, std::string> meta = inputs.front().meta;
+  meta["kind"] = "run";
+  meta["timeline"] = "wall";
+  meta["ranks"] = std::to_string(inputs.size());
+  std::string from;
+  for (const auto& in : inputs) from += (from.empty() ? "" : " ") + fs::path(in.path).filename().string();
+  meta["merged_from"] = from;
+  meta.erase("host");  // per rank: see processes.host
+  Transaction tx(out);
+  Statement st(out, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
+  for (const auto& [k, v] : meta) {
+    st.bind_text(1, k);
+    st.bind_text(2, v);
+    st.run();
+  }
+  tx.commit();
+}
+
+}  // namespace
+
+std::vector<std::string> find_rank_files(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw StoreError(dir, "not a directory");
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    auto name = e.path().filename().string();
+    if (name.rfind("rank-", 0) == 0 && e.path().extension() == ".db") files.push_back(e.path());
+  }
+  if (ec) throw StoreError(dir, "cannot list: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::string& out_path) {
+  if (paths.empty()) throw StoreError(out_path, "nothing to merge: no rank files given");
+  std::vector<Input> inputs;
+  std::map<int, std::string> seen;
+  for (const auto& p : paths) {
+    inputs.push_back(inspect(p));
+    int rank = inputs.back().process.rank;
+    if (auto [it, fresh] = seen.emplace(rank, p); !fresh)
+      throw StoreError(p, "rank " + std::to_string(rank) + " is also claimed by " + it->second);
+  }
+  std::string tmp = out_path + ".tmp-" + std::to_string(getpid());
+  fs::remove(tmp);
+  MergeSummary summary;
+  try {
+    {
+      Connection out(tmp, Connection::Mode::create);
+      out.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+      create_schema(out);
+      write_meta(out, inputs);
+      for (const auto& in : inputs) {
+        copy_rank(out, in);
+        summary.dropped_events += in.process.dropped_events;
+      }
+      create_indexes(out);
+      Statement n(out, "SELECT count(*) FROM collectives");
+      summary.collectives = n.step() ? n.int64(0) : 0;
+    }
+    fs::rename(tmp, out_path);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+  summary.ranks = int(inputs.size());
+  return summary;
+}
+
+}  // namespace ddpscope::store

@@ -1,0 +1,46 @@
+// The one reader API over ddpscope databases (rank files and merged runs).
+// Every consumer (merge, report, analysis, check) reads through it, so the
+// schema's meaning lives in one place.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profiler/core/records.h"
+#include "profiler/store/sqlite.h"
+
+namespace ddpscope::store {
+
+class RunReader {
+ public:
+  // Opens read-only and checks the schema; throws StoreError (one line naming
+  // the file) for a missing, foreign, corrupt or too-new file.
+  explicit RunReader(const std::string& path);
+  ~RunReader();
+
+  const std::string& path() const { return conn_->path(); }
+  std::map<std::string, std::string> meta();
+  // "wall" for merged runs (every rank on one wall-clock timeline), "monotonic"
+  // for a rank file (its own monotonic clock; add clock_offset_ns for wall time).
+  std::string timeline();
+
+  std::vector<ProcessRecord> processes();
+  std::vector<CommRecord> comms();
+
+  // Streams collectives in id order (bounded memory for large runs). `where` is
+  // an optional SQL condition over the collectives table.
+  void for_each_collective(const std::function<void(const CollectiveRecord&)>& fn,
+                           const std::string& where = "");
+  std::vector<CollectiveRecord> collectives(const std::string& where = "");
+  int64_t count(const std::string& table);
+
+  Connection& connection() { return *conn_; }
+
+ private:
+  std::unique_ptr<Connection> conn_;
+};
+
+}  // namespace ddpscope::store

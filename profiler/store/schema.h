@@ -1,0 +1,28 @@
+// SQLite schema v1 of ddpscope databases (documented column by column in
+// docs/schema.md). Rank files and merged run databases share it; the meta key
+// `timeline` tells them apart.
+#pragma once
+
+#include <string>
+
+#include "profiler/store/sqlite.h"
+
+namespace ddpscope::store {
+
+// PRAGMA application_id marks a file as ours ("DDPS"); PRAGMA user_version holds
+// the schema version. A reader refuses a newer major version.
+constexpr int kApplicationId = 0x44445053;
+constexpr int kSchemaVersion = 1;
+
+// Creates every table of the current schema in an empty database and stamps it.
+void create_schema(Connection& conn);
+
+// Indexes the analysis needs; built once after bulk writes (merge), never on the
+// injector's write path.
+void create_indexes(Connection& conn);
+
+// Throws StoreError with one clear line if `conn` is not a ddpscope database of a
+// version this build can read.
+void check_schema(Connection& conn);
+
+}  // namespace ddpscope::store

@@ -1,0 +1,84 @@
+// A thin RAII layer over the SQLite C API: a connection, a prepared statement,
+// and one error type that names the file. Nothing else in ddpscope touches
+// sqlite3_* directly.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace ddpscope::store {
+
+// Any failure to read or write a database: what() is one line that names the
+// file and says what is wrong, ready for the user.
+class StoreError : public std::runtime_error {
+ public:
+  StoreError(const std::string& path, const std::string& what)
+      : std::runtime_error(path + ": " + what) {}
+};
+
+class Connection {
+ public:
+  enum class Mode { read_only, read_write, create };
+  Connection(const std::string& path, Mode mode);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void exec(std::string_view sql);
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+class Statement {
+ public:
+  Statement(Connection& conn, std::string_view sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Binding (1-based, as SQLite counts). Text is bound as static: it must
+  // outlive the step, which our callers guarantee (interned names).
+  void bind(int i, int64_t v);
+  void bind(int i, double v);
+  void bind_text(int i, std::string_view v);
+  void bind_null(int i);
+  void bind_time(int i, int64_t ns);  // kNoTime becomes NULL
+
+  bool step();   // true while a row is available
+  void run();    // step a statement that returns no rows, then reset it
+  void reset();
+
+  int64_t int64(int col) const;
+  double real(int col) const;
+  std::string text(int col) const;
+  bool is_null(int col) const;
+  int64_t time(int col) const;  // NULL becomes kNoTime
+
+ private:
+  Connection& conn_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// A transaction that rolls back unless committed.
+class Transaction {
+ public:
+  explicit Transaction(Connection& conn);
+  ~Transaction();
+  void commit();
+
+ private:
+  Connection& conn_;
+  bool done_ = false;
+};
+
+}  // namespace ddpscope::store

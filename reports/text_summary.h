@@ -1,0 +1,26 @@
+// The terminal summary of a run: who ran, and the per-op table (calls, bytes,
+// time, algbw and busbw as nccl-tests defines them).
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "profiler/analysis/op_summary.h"
+#include "profiler/core/records.h"
+
+namespace ddpscope::reports {
+
+struct RunOverview {
+  std::string path;
+  std::string command;
+  std::vector<ProcessRecord> processes;
+  int64_t collectives = 0;
+};
+
+void print_overview(const RunOverview& run, std::ostream& out);
+void print_op_table(const std::vector<analysis::OpSummary>& ops, std::ostream& out);
+
+// "1.5 MiB", "512 B": sizes as people read them.
+std::string human_bytes(double bytes);
+
+}  // namespace ddpscope::reports

@@ -1,0 +1,95 @@
+#include "group.h"
+
+#include <utility>
+#include <vector>
+
+namespace ddpscope::testnccl {
+namespace {
+
+// A deferred call: an InitRank join (comm != nullptr) or an operation.
+struct Deferred {
+  ncclComm* init_comm = nullptr;
+  ncclUniqueId id{};
+  Request req;
+};
+
+struct GroupState {
+  int depth = 0;
+  ncclResult_t error = ncclSuccess;
+  std::vector<Deferred> calls;
+};
+
+thread_local GroupState g_group;
+
+ncclResult_t first_error(ncclResult_t so_far, ncclResult_t next) {
+  return so_far != ncclSuccess ? so_far : next;
+}
+
+// Issues every deferred call, then waits: all of this thread's contributions are
+// registered before it blocks, so one thread can drive every rank of a communicator and
+// a ring of sends and receives cannot deadlock.
+ncclResult_t run_group(const std::vector<Deferred>& calls) {
+  // Communicators first: a group may init a communicator and then use it.
+  std::vector<Join> joins;
+  ncclResult_t result = ncclSuccess;
+  for (const Deferred& d : calls) {
+    if (!d.init_comm) continue;
+    joins.push_back(join_rendezvous(d.init_comm, d.id));
+    result = first_error(result, joins.back().error);
+  }
+  // A rank that could not join would leave the others waiting forever: fail instead.
+  if (result == ncclSuccess) {
+    for (const Join& j : joins) result = first_error(result, wait_rendezvous(j));
+  }
+  if (result != ncclSuccess) {
+    for (const Deferred& d : calls) {
+      if (d.init_comm && !d.init_comm->shared) d.init_comm->async_error = result;
+    }
+    return result;
+  }
+  std::vector<Ticket> tickets;
+  for (const Deferred& d : calls) {
+    if (!d.init_comm) tickets.push_back(issue(d.req));
+  }
+  for (const Ticket& t : tickets) result = first_error(result, wait(t));
+  return result;
+}
+
+}  // namespace
+
+ncclResult_t submit(const Request& req) {
+  if (g_group.depth == 0) return wait(issue(req));
+  g_group.calls.push_back({nullptr, {}, req});
+  return ncclSuccess;
+}
+
+ncclResult_t submit_init(ncclComm* c, const ncclUniqueId& id) {
+  if (g_group.depth == 0) return wait_rendezvous(join_rendezvous(c, id));
+  g_group.calls.push_back({c, id, {}});
+  return ncclSuccess;
+}
+
+void note_group_error(ncclResult_t error) {
+  if (g_group.depth > 0) g_group.error = first_error(g_group.error, error);
+}
+
+ncclResult_t group_start() {
+  ++g_group.depth;
+  return ncclSuccess;
+}
+
+ncclResult_t group_end() {
+  if (g_group.depth == 0) return ncclInvalidUsage;
+  if (--g_group.depth > 0) return ncclSuccess;
+  const std::vector<Deferred> calls = std::move(g_group.calls);
+  const ncclResult_t error = g_group.error;
+  g_group.calls.clear();
+  g_group.error = ncclSuccess;
+  if (error == ncclSuccess) return run_group(calls);
+  for (const Deferred& d : calls) {
+    if (d.init_comm) d.init_comm->async_error = error;
+  }
+  return error;
+}
+
+}  // namespace ddpscope::testnccl

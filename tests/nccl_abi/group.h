@@ -1,0 +1,23 @@
+// ncclGroupStart/ncclGroupEnd: per-thread nesting depth and the calls deferred until the
+// outermost ncclGroupEnd.
+#pragma once
+
+#include "comm.h"
+#include "op.h"
+
+namespace ddpscope::testnccl {
+
+// Runs req now, or queues it when this thread is inside a group.
+ncclResult_t submit(const Request& req);
+
+// Joins c's InitRank rendezvous now (blocking), or at the outermost ncclGroupEnd.
+ncclResult_t submit_init(ncclComm* c, const ncclUniqueId& id);
+
+// Remembers an invalid call made inside a group: like NCCL, the whole group then fails
+// at ncclGroupEnd without running any of its calls.
+void note_group_error(ncclResult_t error);
+
+ncclResult_t group_start();
+ncclResult_t group_end();
+
+}  // namespace ddpscope::testnccl
