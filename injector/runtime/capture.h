@@ -47,7 +47,10 @@ inline Event* reserve_event() {
 }
 inline void publish_event() { tl_buffer->publish(); }
 
-inline uint32_t thread_id() { return tl_tid; }  // valid after attach_thread()
+inline uint32_t thread_id() {
+  if (!tl_buffer) attach_thread();
+  return tl_tid;
+}
 
 // Flush everything and close the rank file. Safe to call twice, from exit
 // handlers, and in a forked child (where it does nothing).

@@ -134,4 +134,17 @@ ncclResult_t wait_rendezvous(const Join& join) {
   return ncclSuccess;
 }
 
+bool leave_rendezvous(ncclComm* c, const ncclUniqueId& id) {
+  const std::string key(id.internal, sizeof id.internal);
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  const auto it = reg.open.find(key);
+  if (it == reg.open.end()) return false;
+  Rendezvous& rv = *it->second;
+  if (c->rank >= rv.nranks || rv.members[c->rank] != c) return false;
+  rv.members[c->rank] = nullptr;
+  if (--rv.arrived == 0) reg.open.erase(it);
+  return true;
+}
+
 }  // namespace ddpscope::testnccl

@@ -77,5 +77,8 @@ struct Join {
 };
 Join join_rendezvous(ncclComm* c, const ncclUniqueId& id);
 ncclResult_t wait_rendezvous(const Join& join);
+// Withdraws a joined arrival whose communicator is still incomplete, so that the handle
+// can be freed; false when there was nothing to withdraw (it completed, or was refused).
+bool leave_rendezvous(ncclComm* c, const ncclUniqueId& id);
 
 }  // namespace ddpscope::testnccl

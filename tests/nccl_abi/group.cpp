@@ -42,8 +42,17 @@ ncclResult_t run_group(const std::vector<Deferred>& calls) {
     for (const Join& j : joins) result = first_error(result, wait_rendezvous(j));
   }
   if (result != ncclSuccess) {
+    size_t k = 0;
     for (const Deferred& d : calls) {
-      if (d.init_comm && !d.init_comm->shared) d.init_comm->async_error = result;
+      if (!d.init_comm) continue;
+      const Join& j = joins[k++];
+      // Withdrawn arrivals let the application destroy their handles safely. One whose
+      // communicator completed anyway (its peers were on other threads) stays usable.
+      if (j.error == ncclSuccess && !leave_rendezvous(d.init_comm, d.id)) {
+        wait_rendezvous(j);
+      } else {
+        d.init_comm->async_error = result;
+      }
     }
     return result;
   }

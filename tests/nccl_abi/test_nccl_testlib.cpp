@@ -695,6 +695,27 @@ TEST_CASE("invalid arguments are rejected without running anything") {
     const int dup[2] = {1, 1};
     ncclComm_t two[2];
     CHECK(ncclCommInitAll(two, 2, dup) == ncclInvalidUsage);
+    // Arrivals that disagree on nranks, or claim one rank twice, fail the group; the
+    // id can then still form a communicator.
+    ncclComm_t pair[2];
+    ncclGroupStart();
+    ncclCommInitRank(&pair[0], 2, id, 0);
+    ncclCommInitRank(&pair[1], 3, id, 1);
+    CHECK(ncclGroupEnd() == ncclInvalidArgument);
+    ncclResult_t async = ncclSuccess;
+    CHECK(ncclCommGetAsyncError(pair[0], &async) == ncclSuccess);
+    CHECK(async == ncclInvalidArgument);
+    CHECK(ncclAllReduce(x, y, 1, ncclFloat32, ncclSum, pair[0], kStream) == ncclInvalidArgument);
+    for (ncclComm_t p : pair) CHECK(ncclCommDestroy(p) == ncclSuccess);
+    ncclGroupStart();
+    ncclCommInitRank(&pair[0], 2, id, 0);
+    ncclCommInitRank(&pair[1], 2, id, 0);
+    CHECK(ncclGroupEnd() == ncclInvalidArgument);
+    for (ncclComm_t p : pair) CHECK(ncclCommDestroy(p) == ncclSuccess);
+    ncclGroupStart();
+    for (int r = 0; r < 2; ++r) ncclCommInitRank(&pair[r], 2, id, r);
+    CHECK(ncclGroupEnd() == ncclSuccess);
+    for (ncclComm_t p : pair) CHECK(ncclCommDestroy(p) == ncclSuccess);
     CHECK(ncclGetVersion(nullptr) == ncclInvalidArgument);
     CHECK(ncclGetUniqueId(nullptr) == ncclInvalidArgument);
   }

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Iteration-time slowdown of the example DDP job under `ddpscope record`.
+#
+# Runs examples/ddp_train.py with 2 local ranks, alternately without ddpscope
+# (ranks launched here with torchrun's variables, as `record --nproc` does) and
+# under `ddpscope record --nproc 2`, then compares rank 0's median step time.
+# Runs are interleaved (A B A B ...) so that drift in machine load hits both
+# variants alike. Only step times are compared: start-up and the merge after the
+# job are not part of a training iteration.
+#
+# usage: bench/ddp_slowdown.sh [--pairs N] [--iters N] [--warmup N]
+#                              [--layers N] [--width N] [--batch N] [-- EXTRA...]
+#   EXTRA goes to ddp_train.py in both variants (e.g. -- --bucket-cap-mb 1).
+# env:   DDPSCOPE_BUILD  build tree holding ddpscope [build]
+#        OMP_NUM_THREADS torch threads per rank [1]
+set -euo pipefail
+
+pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32
+extra=()
+usage() { sed -n '11,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while (($#)); do
+  case $1 in
+    --pairs) pairs=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --layers) layers=$2; shift 2 ;;
+    --width) width=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    *) usage ;;
+  esac
+done
+((iters > warmup)) || { echo "ddp_slowdown: --iters must exceed --warmup" >&2; exit 2; }
+
+cd "$(dirname "$0")/.."
+PY=/usr/bin/python3  # the python3 first on PATH may have no torch
+DDPSCOPE=${DDPSCOPE_BUILD:-build}/ddpscope
+[[ -x $DDPSCOPE ]] || { echo "ddp_slowdown: no $DDPSCOPE (build it, or set DDPSCOPE_BUILD)" >&2; exit 1; }
+# Two ranks each running torch's default thread pool oversubscribe a small
+# machine, and the contention noise would swamp a 2% effect.
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+
+work=$(mktemp -d /tmp/ddp-slowdown-XXXXXX)
+rank_pids=()
+cleanup() {
+  for p in "${rank_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+train_args=(examples/ddp_train.py --iters "$iters" --layers "$layers" --width "$width"
+            --batch "$batch" "${extra[@]}")
+
+free_port() {
+  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Median step time (ms) of rank 0 in the DDP log directory $1, warm-up dropped.
+rank0_median() {
+  "$PY" - "$1/ddp-rank0.json" "$warmup" <<'EOF'
+import json, statistics, sys
+steps = json.load(open(sys.argv[1]))["step_ms"][int(sys.argv[2]):]
+print(f"{statistics.median(steps):.4f}")
+EOF
+}
+
+# Without ddpscope: the two ranks started here, the way `record --nproc` does.
+run_baseline() {
+  local log=$1 port status=0
+  port=$(free_port)
+  rank_pids=()
+  for r in 0 1; do
+    env RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT="$port" "$PY" "${train_args[@]}" --ddp-log "$log" >>"$log.out" 2>&1 &
+    rank_pids+=($!)
+  done
+  # Like record: once a rank fails, the other would wait for it in its next
+  # collective forever, so stop it.
+  local done_pid
+  while ((${#rank_pids[@]})); do
+    if ! wait -n -p done_pid "${rank_pids[@]}"; then
+      status=1
+      kill "${rank_pids[@]}" 2>/dev/null || true
+    fi
+    rank_pids=("${rank_pids[@]/#$done_pid/}")
+    read -ra rank_pids <<<"${rank_pids[*]}"
+  done
+  return $status
+}
+
+# Under ddpscope, into a fresh output directory; a run that recorded nothing
+# (injector not found, say) would measure nothing, so it counts as a failure.
+run_ddpscope() {
+  local log=$1 out
+  out=$(mktemp -d "$work/rec-XXXXXX")
+  "$DDPSCOPE" record --nproc 2 -o "$out" -- "$PY" "${train_args[@]}" --ddp-log "$log" \
+    >>"$log.out" 2>&1 || return $?
+  [[ -f $out/run.db ]] || { echo "no $out/run.db" >>"$log.out"; return 1; }
+  rm -rf "$out"
+}
+
+# One run of variant $1 (baseline|ddpscope), numbered $2; prints its median.
+measure() {
+  local log="$work/$1-$2"
+  mkdir -p "$log"
+  if ! "run_$1" "$log"; then
+    echo "ddp_slowdown: $1 run $2 failed:" >&2
+    tail -n 20 "$log.out" >&2
+    exit 1
+  fi
+  rank0_median "$log"
+}
+
+echo "ddp slowdown: $pairs pairs, 2 ranks (gloo, cpu), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
+  "${train_args[*]}"
+echo "rank 0 median step time per run, first $warmup iterations dropped;" \
+  "ddpscope: $DDPSCOPE; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-5s %13s %13s %11s\n' pair "baseline ms" "ddpscope ms" "slowdown %"
+base=() prof=()
+for ((i = 1; i <= pairs; i++)); do
+  a=$(measure baseline "$i") || exit 1
+  b=$(measure ddpscope "$i") || exit 1
+  base+=("$a") prof+=("$b")
+  "$PY" -c 'import sys; a, b = map(float, sys.argv[2:]); print(f"{sys.argv[1]:<5} {a:13.3f} {b:13.3f} {100 * (b / a - 1):+11.2f}")' \
+    "$i" "$a" "$b"
+done
+
+"$PY" - "${base[*]}" "${prof[*]}" <<'EOF'
+import statistics, sys
+a = [float(x) for x in sys.argv[1].split()]
+b = [float(x) for x in sys.argv[2].split()]
+ma, mb = statistics.median(a), statistics.median(b)
+slow = 100 * (mb / ma - 1)
+pair = [100 * (y / x - 1) for x, y in zip(a, b)]
+print(f"baseline  median {ma:.3f} ms  (runs {min(a):.3f} .. {max(a):.3f})")
+print(f"ddpscope  median {mb:.3f} ms  (runs {min(b):.3f} .. {max(b):.3f})")
+print(f"slowdown  {slow:+.2f} %  (median over runs; per pair {min(pair):+.2f} .. {max(pair):+.2f} %)")
+print(f"target: <= 2 % slowdown -> {'met' if slow <= 2 else 'NOT met'}")
+EOF
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,123 @@
+// A program that drives NCCL's API the way a training job does, linked against
+// the NCCL-ABI test library (tests/nccl_abi) and run under the injector by
+// test_nccl_hooks. Each mode is one scenario; what it calls is exactly what the
+// test expects to find in the database.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "injector/nccl/nccl_api.h"
+
+extern "C" ncclResult_t ncclGetUniqueId(ncclUniqueId*);
+
+namespace {
+
+void check(ncclResult_t rc, const char* what) {
+  if (rc != ncclSuccess) {
+    fprintf(stderr, "workload: %s failed (%d)\n", what, int(rc));
+    exit(90);
+  }
+}
+
+cudaStream_t stream_of(int i) { return reinterpret_cast<cudaStream_t>(uintptr_t(0x1000 + i)); }
+
+// Every op once per rank of a 4-rank communicator, one thread per rank.
+void rank_script(ncclUniqueId id, int rank, int n) {
+  ncclComm_t comm;
+  check(ncclCommInitRank(&comm, n, id, rank), "init");
+  std::vector<float> a(4096, float(rank)), b(4096 * n);
+  cudaStream_t s = stream_of(rank);
+  check(ncclAllReduce(a.data(), b.data(), 1024, ncclFloat32, ncclSum, comm, s), "allreduce");
+  check(ncclBroadcast(a.data(), b.data(), 512, ncclFloat32, 1, comm, s), "broadcast");
+  check(ncclReduce(a.data(), b.data(), 256, ncclFloat32, ncclMax, 2, comm, s), "reduce");
+  check(ncclAllGather(a.data(), b.data(), 256, ncclFloat32, comm, s), "allgather");
+  check(ncclReduceScatter(a.data(), b.data(), 128, ncclFloat32, ncclSum, comm, s), "rs");
+  check(ncclAlltoAll(a.data(), b.data(), 64, ncclFloat32, comm, s), "alltoall");
+  check(ncclGather(a.data(), b.data(), 32, ncclFloat32, 0, comm, s), "gather");
+  check(ncclScatter(a.data(), b.data(), 16, ncclFloat32, 3, comm, s), "scatter");
+  check(ncclBcast(a.data(), 8, ncclInt32, 0, comm, s), "bcast");
+  check(ncclGroupStart(), "group start");
+  check(ncclSend(a.data(), 100, ncclFloat16, (rank + 1) % n, comm, s), "send");
+  check(ncclRecv(b.data(), 100, ncclFloat16, (rank + n - 1) % n, comm, s), "recv");
+  check(ncclGroupEnd(), "group end");
+  ncclComm_t half;
+  check(ncclCommSplit(comm, rank % 2, rank, &half, nullptr), "split");
+  check(ncclAllReduce(a.data(), b.data(), 2048, ncclBfloat16, ncclAvg, half, s), "sub allreduce");
+  check(ncclCommDestroy(half), "destroy half");
+  check(ncclCommDestroy(comm), "destroy");
+}
+
+int mode_script() {
+  ncclUniqueId id;
+  check(ncclGetUniqueId(&id), "unique id");
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 4; ++r) ranks.emplace_back(rank_script, id, r, 4);
+  for (auto& t : ranks) t.join();
+  return 0;
+}
+
+// `n` threads, each the only user of one rank of an InitAll communicator,
+// hammering all-reduces at once: nothing may be lost.
+int mode_threads(int nthreads, int calls) {
+  std::vector<ncclComm_t> comms(nthreads);
+  check(ncclCommInitAll(comms.data(), nthreads, nullptr), "init all");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < nthreads; ++t)
+    threads.emplace_back([&, t] {
+      float x[64] = {};
+      for (int i = 0; i < calls; ++i)
+        check(ncclAllReduce(x, x, 16, ncclFloat32, ncclSum, comms[t], stream_of(t)), "ar");
+    });
+  for (auto& t : threads) t.join();
+  for (auto c : comms) ncclCommDestroy(c);
+  return 0;
+}
+
+// Some calls, then "ready" on stdout and a long wait: to be killed by the test.
+int mode_then_wait(int calls) {
+  mode_threads(2, calls);
+  printf("ready\n");
+  fflush(stdout);
+  sleep(60);
+  return 0;
+}
+
+// DataLoader-style fork: the child's calls must not land in the parent's file.
+int mode_fork() {
+  mode_threads(2, 10);
+  pid_t pid = fork();
+  if (pid == 0) {
+    mode_threads(2, 5);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+// One call, then a chosen exit status: the injector must pass it on.
+int mode_exit(int code) {
+  mode_threads(1, 1);
+  printf("workload output line\n");
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  int a = argc > 2 ? atoi(argv[2]) : 0, b = argc > 3 ? atoi(argv[3]) : 0;
+  if (mode == "script") return mode_script();
+  if (mode == "threads") return mode_threads(a, b);
+  if (mode == "wait") return mode_then_wait(a);
+  if (mode == "fork") return mode_fork();
+  if (mode == "exit") return mode_exit(a);
+  fprintf(stderr, "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|exit CODE\n");
+  return 2;
+}

@@ -1,0 +1,196 @@
+// The NCCL hooks against a real program (nccl_workload) that drives the
+// NCCL-ABI test library under LD_PRELOAD: the database must hold exactly the
+// calls made, with their arguments, groups and communicators.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "profiler/store/reader.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, std::string> injected(const std::string& out, int flush_ms = 50) {
+  return {{"LD_PRELOAD", INJECT_LIB}, {"DDPSCOPE_OUT", out},
+          {"DDPSCOPE_FLUSH_MS", std::to_string(flush_ms)}};
+}
+
+testing::Result workload(const std::vector<std::string>& args, std::map<std::string, std::string> env) {
+  std::vector<std::string> argv{WORKLOAD_EXE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing::run(argv, env);
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("every NCCL call of a 4-rank script is recorded with its arguments") {
+  auto dir = testing::temp_dir("script");
+  auto env = injected(dir);
+  env["DDPSCOPE_RANK"] = "0";
+  auto r = workload({"script"}, env);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.empty());
+
+  store::RunReader db(dir + "/rank-0.db");
+  auto all = db.collectives();
+  REQUIRE(all.size() == 48);
+
+  for (int cr = 0; cr < 4; ++cr) {
+    auto mine = db.collectives("nranks = 4 AND comm_rank = " + std::to_string(cr));
+    std::sort(mine.begin(), mine.end(), [](auto& a, auto& b) { return a.seq < b.seq; });
+    REQUIRE(mine.size() == 11);
+    struct Want { Op op; uint64_t count, bytes; int root; Dtype dtype; };
+    Want want[] = {{Op::allreduce, 1024, 4096, -1, Dtype::float32},
+                   {Op::broadcast, 512, 2048, 1, Dtype::float32},
+                   {Op::reduce, 256, 1024, 2, Dtype::float32},
+                   {Op::allgather, 256, 4096, -1, Dtype::float32},
+                   {Op::reduce_scatter, 128, 2048, -1, Dtype::float32},
+                   {Op::alltoall, 64, 1024, -1, Dtype::float32},
+                   {Op::gather, 32, 512, 0, Dtype::float32},
+                   {Op::scatter, 16, 256, 3, Dtype::float32},
+                   {Op::broadcast, 8, 32, 0, Dtype::int32},
+                   {Op::send, 100, 200, -1, Dtype::float16},
+                   {Op::recv, 100, 200, -1, Dtype::float16}};
+    for (size_t i = 0; i < 11; ++i) {
+      INFO("comm rank " << cr << " call " << i);
+      CHECK(mine[i].seq == i);
+      CHECK(mine[i].op == want[i].op);
+      CHECK(mine[i].count == want[i].count);
+      CHECK(mine[i].bytes == want[i].bytes);
+      CHECK(mine[i].root == want[i].root);
+      CHECK(mine[i].dtype == want[i].dtype);
+      CHECK(mine[i].stream == 0x1000u + cr);
+      CHECK(mine[i].timing == Timing::host);
+      CHECK(mine[i].host_end_ns >= mine[i].host_start_ns);
+    }
+    CHECK(mine[0].redop == RedOp::sum);
+    CHECK(mine[2].redop == RedOp::max);
+    CHECK(mine[9].peer == (cr + 1) % 4);
+    CHECK(mine[10].peer == (cr + 3) % 4);
+    CHECK(mine[9].group_id != 0);
+    CHECK(mine[9].group_id == mine[10].group_id);
+    CHECK(mine[8].group_id == 0);
+  }
+  // One communicator id shared by the four ranks; two split halves below it.
+  auto world = db.collectives("nranks = 4");
+  std::set<uint64_t> world_ids, half_ids;
+  for (auto& c : world) world_ids.insert(c.comm_id);
+  CHECK(world_ids.size() == 1);
+  auto halves = db.collectives("nranks = 2");
+  REQUIRE(halves.size() == 4);
+  for (auto& c : halves) {
+    half_ids.insert(c.comm_id);
+    CHECK(c.op == Op::allreduce);
+    CHECK(c.dtype == Dtype::bfloat16);
+    CHECK(c.redop == RedOp::avg);
+    CHECK(c.bytes == 4096);
+    CHECK(c.seq == 0);
+  }
+  CHECK(half_ids.size() == 2);
+
+  auto comms = db.comms();
+  REQUIRE(comms.size() == 8);
+  for (auto& c : comms) {
+    CHECK(c.backend == Backend::nccl);
+    CHECK(c.end == CommEnd::destroy);
+    CHECK(c.ended_ns >= c.created_ns);
+    if (c.nranks == 4) {
+      CHECK(c.origin == CommOrigin::init_rank);
+      CHECK(c.comm_id == *world_ids.begin());
+    } else {
+      CHECK(c.origin == CommOrigin::split);
+      CHECK(c.parent_comm_id == *world_ids.begin());
+    }
+  }
+  auto procs = db.processes();
+  REQUIRE(procs.size() == 1);
+  CHECK(procs[0].rank_source == "DDPSCOPE_RANK");
+  CHECK(procs[0].dropped_events == 0);
+}
+
+TEST_CASE("calls from many threads at once lose nothing") {
+  auto dir = testing::temp_dir("threads");
+  auto r = workload({"threads", "8", "20000"}, injected(dir));
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.processes()[0].rank_source == "comm");
+  CHECK(db.processes()[0].dropped_events == 0);
+  auto all = db.collectives();
+  REQUIRE(all.size() == 8 * 20000);
+  std::map<int, std::set<uint64_t>> seqs;
+  std::map<int, std::set<uint32_t>> tids;
+  for (auto& c : all) {
+    REQUIRE(c.count == 16);
+    seqs[c.comm_rank].insert(c.seq);
+    tids[c.comm_rank].insert(c.tid);
+  }
+  for (int t = 0; t < 8; ++t) {
+    CHECK(seqs[t].size() == 20000);
+    CHECK(*seqs[t].rbegin() == 19999);
+    CHECK(tids[t].size() == 1);
+  }
+}
+
+TEST_CASE("kill -9 keeps every event older than two flush intervals") {
+  auto dir = testing::temp_dir("kill9");
+  testing::Process p({WORKLOAD_EXE, "wait", "500"}, injected(dir, 100));
+  REQUIRE(p.wait_for_line("ready"));
+  usleep(3 * 100 * 1000);  // three flush intervals after the last call
+  p.signal(SIGKILL);
+  auto r = p.wait();
+  CHECK(r.status == 128 + SIGKILL);
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 2 * 500);
+}
+
+TEST_CASE("SIGTERM flushes, then the job dies of it as it would without us") {
+  auto dir = testing::temp_dir("sigterm");
+  testing::Process p({WORKLOAD_EXE, "wait", "300"}, injected(dir, 60000));  // no periodic flush
+  REQUIRE(p.wait_for_line("ready"));
+  p.signal(SIGTERM);
+  auto r = p.wait();
+  CHECK(r.status == 128 + SIGTERM);
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 2 * 300);
+}
+
+TEST_CASE("a forked child never writes its parent's events") {
+  auto dir = testing::temp_dir("fork");
+  auto r = workload({"fork"}, injected(dir));
+  REQUIRE(r.status == 0);
+  CHECK(files_in(dir) == std::vector<std::string>{"rank-0.db"});
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 2 * 10);
+}
+
+TEST_CASE("exit status and output pass through unchanged") {
+  auto plain = workload({"exit", "7"}, {});
+  auto dir = testing::temp_dir("exit");
+  auto r = workload({"exit", "7"}, injected(dir));
+  CHECK(plain.status == 7);
+  CHECK(r.status == 7);
+  CHECK(r.out == plain.out);
+  CHECK(r.err.empty());
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 1);
+}
+
+TEST_CASE("an unwritable output directory: the job completes, one warning") {
+  auto r = workload({"exit", "3"}, injected("/proc/ddpscope-cannot-write-here"));
+  CHECK(r.status == 3);
+  CHECK(r.out == "workload output line\n");
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.rfind("ddpscope: cannot write", 0) == 0);
+}
