@@ -19,6 +19,15 @@ int main(int argc, char** argv) {
   add(ddpscope::cli::add_merge);
   add(ddpscope::cli::add_report);
 
+  auto known = [&](const std::string& name) {
+    for (auto* sub : app.get_subcommands({}))
+      if (sub->get_name() == name) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::cerr << "ddpscope: unknown command '" << argv[1] << "' (commands: record, merge, report)\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

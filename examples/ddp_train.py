@@ -10,6 +10,7 @@ does exactly that. The backend follows the device: gloo on cpu, nccl on cuda.
 with what ddpscope recorded.
 """
 import argparse
+import gc
 import json
 import os
 import sys
@@ -117,6 +118,23 @@ def main():
                        "step_ms": step_ms})
         with open(os.path.join(args.ddp_log, f"ddp-rank{rank}.json"), "w") as f:
             json.dump(record, f, indent=1)
+    del model, opt
+    shutdown(ddp)
+
+
+def shutdown(ddp):
+    """Tear DDP down while the interpreter is fully alive.
+
+    Debian's torch 1.13 can deadlock at interpreter exit when DDP's Reducer
+    destroys the Gloo process group while a Gloo worker thread still waits for
+    the GIL to drop its last Python reference (seen without any profiler). A
+    barrier, a GIL-free pause for the workers to go idle, and an explicit
+    teardown avoid it.
+    """
+    dist.barrier()
+    time.sleep(0.05)
+    del ddp
+    gc.collect()
     dist.destroy_process_group()
 
 

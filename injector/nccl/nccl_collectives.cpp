@@ -40,6 +40,14 @@ RedOp to_redop(int op) {
   }
 }
 
+// NCCL forbids concurrent calls on one communicator, so the per-comm counter
+// needs no atomic read-modify-write (no lock prefix on the hot path).
+uint64_t next_seq(CommInfo& comm) {
+  uint64_t s = comm.next_seq.load(std::memory_order_relaxed);
+  comm.next_seq.store(s + 1, std::memory_order_relaxed);
+  return s;
+}
+
 // nccl-tests' S: the whole message for ops whose count is per rank.
 uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
   uint64_t b = uint64_t(count) * elem;
@@ -53,8 +61,9 @@ uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
   }
 }
 
-CollectiveEvent describe(const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1, uint32_t timer) {
-  CollectiveEvent e;
+// Fills the event in place (in the ring slot itself on the common path).
+void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1,
+              uint32_t timer) {
   e.t_start = t0;
   e.t_end = t1;
   e.count = c.count;
@@ -63,7 +72,7 @@ CollectiveEvent describe(const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1
   e.comm_id = comm ? comm->comm_id : 0;
   e.comm_rank = comm ? comm->comm_rank : -1;
   e.stream = reinterpret_cast<uint64_t>(c.stream);
-  e.seq = comm ? comm->next_seq.fetch_add(1, std::memory_order_relaxed) : 0;
+  e.seq = comm ? next_seq(*comm) : 0;
   e.group_id = current_group();
   e.root = c.root;
   e.peer = c.peer;
@@ -73,7 +82,6 @@ CollectiveEvent describe(const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1
   e.dtype = to_dtype(c.dtype);
   e.redop = to_redop(c.redop);
   e.backend = Backend::nccl;
-  return e;
 }
 
 template <typename Fn, typename... Args>
@@ -90,8 +98,15 @@ ncclResult_t intercept(const Call& c, Fn real, Args... args) {
   uint64_t t1 = clock::ticks();
   if (slot != kNoTimer) timer->end(slot, c.stream, 1);
   if (rc != ncclSuccess && rc != ncclInProgress) return rc;  // nothing was enqueued
-  CollectiveEvent e = describe(c, comm, t0, t1, slot);
-  if (!grouped || !hold_in_group(e)) emit(e);
+  if (grouped) {
+    CollectiveEvent e;
+    describe(e, c, comm, t0, t1, slot);
+    if (!hold_in_group(e)) emit(e);
+  } else if (Event* ev = reserve_event()) {
+    ev->kind = EventKind::collective;
+    describe(ev->collective, c, comm, t0, t1, slot);
+    publish_event();
+  }
   return rc;
 }
 

@@ -8,7 +8,9 @@ ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid)
     : tid_(tid),
       capacity_(capacity_pow2),
       mask_(capacity_pow2 - 1),
-      slots_(new Event[capacity_pow2]) {}
+      // Value-initialised: every page is touched now, at thread attach, so the
+      // hot path never takes a first-touch page fault.
+      slots_(new Event[capacity_pow2]()) {}
 
 ThreadBuffer* BufferRegistry::acquire(uint32_t capacity_pow2, uint32_t tid) {
   static std::mutex mu;

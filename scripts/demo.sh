@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The first thing to run: installs what is missing, builds, records the bundled
+# example DDP job on 2 CPU ranks (Gloo) and prints the report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh
+build="${DDPSCOPE_BUILD:-build}"
+
+# Debian's torch lives in /usr/bin/python3, which may not be the python3 on PATH.
+python=/usr/bin/python3
+"$python" -c "import torch" 2>/dev/null || python=python3
+
+out="ddpscope-demo-$(date +%Y%m%d-%H%M%S)"
+echo "== recording examples/ddp_train.py on 2 CPU ranks =="
+"$build/ddpscope" record -o "$out" --nproc 2 -- \
+  "$python" examples/ddp_train.py --iters 20 --bucket-cap-mb 1
+echo
+echo "== ddpscope report $out/run.db =="
+"$build/ddpscope" report "$out/run.db"
+echo
+echo "files: $out/run.db (merged), $out/rank-*.db (per rank)"
+echo "query: sqlite3 $out/run.db 'SELECT rank, seq, op, bytes FROM collectives LIMIT 10'"

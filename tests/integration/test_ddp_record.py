@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""`ddpscope record` on real PyTorch DDP jobs (Debian's CPU torch, Gloo).
+
+For every rank the recorded all-reduces must be exactly DDP's own account of
+its buckets: `bucket_sizes` once (the first iteration, before DDP rebuilds its
+buckets), then `rebuilt_bucket_sizes` once per later iteration, then the
+example's final 4-byte loss all-reduce. The job's output and exit status must
+be what they are without ddpscope.
+"""
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"))
+EXAMPLE = os.path.join(ROOT, "examples", "ddp_train.py")
+PY = sys.executable
+ITERS = 6
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_plain(nproc, args):
+    """The job without ddpscope, launched the way torchrun would."""
+    port = str(free_port())
+    procs = []
+    for r in range(nproc):
+        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
+                   LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        procs.append(subprocess.Popen([PY, EXAMPLE] + args, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=300) for p in procs]
+    return "".join(o for o, _ in outs), [p.returncode for p in procs]
+
+
+def record(out_dir, nproc, cmd, check=True):
+    argv = [DDPSCOPE, "record", "-o", out_dir]
+    if nproc:
+        argv += ["--nproc", str(nproc)]
+    res = subprocess.run(argv + ["--"] + cmd, capture_output=True, text=True, timeout=300)
+    if check and res.returncode != 0:
+        raise AssertionError(f"record failed ({res.returncode}): {res.stderr}")
+    return res
+
+
+def allreduce_sizes(db, rank):
+    # Gloo may execute out of issue order on its worker threads: seq (the Gloo
+    # tag) is issue order.
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT bytes FROM collectives WHERE rank=? AND op='allreduce' "
+                       "ORDER BY seq", (rank,)).fetchall()
+    con.close()
+    return [r[0] for r in rows]
+
+
+class RecordDDP(unittest.TestCase):
+    def check_job(self, nproc):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "rec")
+            logs = os.path.join(tmp, "ddp")
+            args = ["--iters", str(ITERS), "--bucket-cap-mb", "0.25", "--ddp-log", logs]
+            res = record(out, nproc, [PY, EXAMPLE] + args)
+            db = os.path.join(out, "run.db")
+            self.assertTrue(os.path.exists(db), res.stderr)
+            for rank in range(nproc):
+                with open(os.path.join(logs, f"ddp-rank{rank}.json")) as f:
+                    ddp = json.load(f)
+                self.assertGreater(len(ddp["rebuilt_bucket_sizes"]), 1, "want several buckets")
+                want = ddp["bucket_sizes"] + ddp["rebuilt_bucket_sizes"] * (ITERS - 1) + [4]
+                self.assertEqual(allreduce_sizes(db, rank), want, f"rank {rank}")
+            con = sqlite3.connect(db)
+            procs = con.execute("SELECT rank, world_size, backend, rank_source, dropped_events "
+                                "FROM processes ORDER BY rank").fetchall()
+            self.assertEqual(procs, [(r, nproc, "gloo", "RANK", 0) for r in range(nproc)])
+            comms = con.execute("SELECT DISTINCT comm_id, nranks FROM comms").fetchall()
+            self.assertEqual(len(comms), 1)
+            self.assertEqual(comms[0][1], nproc)
+            # Same collective, same (comm_id, seq), on every rank.
+            matched = con.execute("SELECT count(*) FROM (SELECT comm_id, seq FROM collectives "
+                                  "GROUP BY comm_id, seq HAVING count(*) = ?)", (nproc,)).fetchone()
+            total = con.execute("SELECT count(*) FROM collectives WHERE rank=0").fetchone()
+            self.assertEqual(matched, total)
+            con.close()
+            # Output unchanged: compare with the same job run without us.
+            plain_out, codes = run_plain(nproc, args[:-2])
+            self.assertEqual(codes, [0] * nproc)
+            self.assertEqual(res.stdout, plain_out)
+            report = subprocess.run([DDPSCOPE, "report", db], capture_output=True, text=True)
+            self.assertEqual(report.returncode, 0, report.stderr)
+            self.assertIn("allreduce", report.stdout)
+
+    def test_two_ranks(self):
+        self.check_job(2)
+
+    def test_three_ranks(self):
+        self.check_job(3)
+
+
+class RecordExitStatus(unittest.TestCase):
+    def test_single_command_status_passes_through(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            res = record(os.path.join(tmp, "r"), 0, ["sh", "-c", "echo hello; exit 3"], check=False)
+            self.assertEqual(res.returncode, 3)
+            self.assertEqual(res.stdout, "hello\n")
+
+    def test_first_failing_rank_status(self):
+        code = "import os, sys, time; r = int(os.environ['RANK']); time.sleep(0.2 * r); sys.exit(5 if r == 1 else 0)"
+        with tempfile.TemporaryDirectory() as tmp:
+            res = record(os.path.join(tmp, "r"), 3, [PY, "-c", code], check=False)
+            self.assertEqual(res.returncode, 5)
+
+    def test_rank_environment(self):
+        code = ("import os; e = os.environ; os.write(1, ' '.join([e['RANK'], e['WORLD_SIZE'], "
+                "e['LOCAL_RANK'], e['MASTER_ADDR'], str('ddpscope_inject' in e['LD_PRELOAD'])]).encode() + b'\\n')")
+        with tempfile.TemporaryDirectory() as tmp:
+            res = record(os.path.join(tmp, "r"), 2, [PY, "-c", code])
+            self.assertEqual(sorted(res.stdout.splitlines()),
+                             ["0 2 0 127.0.0.1 True", "1 2 1 127.0.0.1 True"])
+
+    def test_unwritable_output_one_warning(self):
+        res = record("/proc/ddpscope-cannot-write", 0, ["sh", "-c", "echo out; exit 4"], check=False)
+        self.assertEqual(res.returncode, 4)
+        self.assertEqual(res.stdout, "out\n")
+        self.assertEqual(len(res.stderr.splitlines()), 1, res.stderr)
+        self.assertTrue(res.stderr.startswith("ddpscope: cannot write to /proc/ddpscope-cannot-write"))
+
+    def test_existing_recording_is_not_overwritten(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            open(os.path.join(tmp, "run.db"), "w").write("keep me")
+            res = record(tmp, 0, ["true"], check=False)
+            self.assertEqual(res.returncode, 2)
+            self.assertIn("already holds a recording", res.stderr)
+            self.assertEqual(open(os.path.join(tmp, "run.db")).read(), "keep me")
+
+
+class BadInput(unittest.TestCase):
+    def expect_usage_error(self, argv, fragment):
+        res = subprocess.run([DDPSCOPE] + argv, capture_output=True, text=True)
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)
+        self.assertIn(fragment, res.stderr)
+        return res
+
+    def test_bad_files(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            text = os.path.join(tmp, "notes.db")
+            open(text, "w").write("not a database\n" * 100)
+            self.expect_usage_error(["report", text], "not an SQLite database")
+            foreign = os.path.join(tmp, "foreign.db")
+            con = sqlite3.connect(foreign)
+            con.execute("CREATE TABLE x(y)")
+            con.commit()
+            con.close()
+            self.expect_usage_error(["report", foreign], "not one written by ddpscope")
+            self.expect_usage_error(["report", os.path.join(tmp, "missing.db")], "no such file")
+            self.expect_usage_error(["merge", tmp], "no rank-*.db files")
+            os.rename(text, os.path.join(tmp, "rank-0.db"))
+            self.expect_usage_error(["merge", tmp], "rank-0.db: not an SQLite database")
+            self.assertFalse(os.path.exists(os.path.join(tmp, "run.db")))
+
+    def test_bad_flags(self):
+        self.expect_usage_error(["record", "--nproc", "two", "--", "true"], "nproc")
+        self.expect_usage_error(["record"], "command")
+        self.expect_usage_error(["frobnicate"], "frobnicate")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
