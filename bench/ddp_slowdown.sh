@@ -36,7 +36,10 @@ done
 cd "$(dirname "$0")/.."
 PY=/usr/bin/python3  # the python3 first on PATH may have no torch
 DDPSCOPE=${DDPSCOPE_BUILD:-build}/ddpscope
-[[ -x $DDPSCOPE ]] || { echo "ddp_slowdown: no $DDPSCOPE (build it, or set DDPSCOPE_BUILD)" >&2; exit 1; }
+if [[ ! -x $DDPSCOPE ]]; then
+  echo "ddp_slowdown: no $DDPSCOPE (build it, or set DDPSCOPE_BUILD)" >&2
+  exit 1
+fi
 # Two ranks each running torch's default thread pool oversubscribe a small
 # machine, and the contention noise would swamp a 2% effect.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
@@ -134,8 +137,8 @@ for ((i = 1; i <= pairs; i++)); do
   a=$(measure baseline "$i") || exit 1
   b=$(measure ddpscope "$i") || exit 1
   base+=("$a") prof+=("$b")
-  "$PY" -c 'import sys; a, b = map(float, sys.argv[2:]); print(f"{sys.argv[1]:<5} {a:13.3f} {b:13.3f} {100 * (b / a - 1):+11.2f}")' \
-    "$i" "$a" "$b"
+  "$PY" -c 'import sys; a, b = map(float, sys.argv[2:]);
+print(f"{sys.argv[1]:<5} {a:13.3f} {b:13.3f} {100 * (b / a - 1):+11.2f}")' "$i" "$a" "$b"
 done
 
 "$PY" - "${base[*]}" "${prof[*]}" <<'EOF'

@@ -68,7 +68,9 @@ void install_signal_handlers() {
     g_previous[i] = current;
     struct sigaction ours{};
     ours.sa_sigaction = on_signal;
-    ours.sa_flags = SA_SIGINFO | SA_RESTART;
+    // Keep the app's restart semantics: Python installs its SIGINT handler
+    // without SA_RESTART so that Ctrl-C interrupts a blocking call at once.
+    ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_ONSTACK));
     sigemptyset(&ours.sa_mask);
     sigaction(kSignals[i], &ours, nullptr);
   }

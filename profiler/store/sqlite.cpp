@@ -67,7 +67,7 @@ bool Statement::step() {
 
 void Statement::run() {
   step();
-  reset();
+  sqlite3_reset(stmt_);  // every parameter is bound again before the next run
 }
 
 void Statement::reset() {

@@ -34,6 +34,7 @@ class RankWriter {
   const std::string& path() const { return path_; }
 
  private:
+  void flush_pending();
   struct Statements;
   std::string path_;
   std::unique_ptr<Connection> conn_;

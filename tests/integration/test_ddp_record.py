@@ -9,6 +9,7 @@ be what they are without ddpscope.
 """
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -140,6 +141,30 @@ class RecordExitStatus(unittest.TestCase):
             self.assertEqual(res.returncode, 2)
             self.assertIn("already holds a recording", res.stderr)
             self.assertEqual(open(os.path.join(tmp, "run.db")).read(), "keep me")
+
+
+class Interrupt(unittest.TestCase):
+    SCRIPT = """
+import os, sys, time, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+for _ in range(5):
+    dist.all_reduce(torch.ones(1000))
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+    def test_ctrl_c_keeps_the_record_and_pythons_own_handling(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r")
+            proc = subprocess.Popen([DDPSCOPE, "record", "-o", out, "--nproc", "1", "--", PY,
+                                     "-c", self.SCRIPT], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            self.assertEqual(proc.stdout.readline(), "ready\n")
+            proc.send_signal(signal.SIGINT)  # forwarded by record to the rank
+            _, err = proc.communicate(timeout=60)
+            self.assertIn("KeyboardInterrupt", err)  # Python's own handling still happened
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertEqual(allreduce_sizes(os.path.join(out, "run.db"), 0), [4000] * 5)
 
 
 class BadInput(unittest.TestCase):
