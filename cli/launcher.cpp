@@ -25,7 +25,7 @@ void forward(int sig, siginfo_t* info, void*) {
 }
 
 void install_forwarding() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);

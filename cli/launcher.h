@@ -11,8 +11,8 @@ namespace ddpscope::cli {
 
 struct LaunchSpec {
   std::vector<std::string> argv;
-  int nproc = 0;                            // 0: run the command once, as it is
-  std::map<std::string, std::string> env;   // added to (or replacing in) the environment
+  int nproc = 0;                           // 0: run the command once, as it is
+  std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };
 
 // Runs the command(s) and returns the exit status to pass on: the command's

@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "ddpscope: unknown command '" << argv[1] << "' (commands: record, merge, report)\n";
+    std::cerr << "ddpscope: unknown command '" << argv[1]
+              << "' (commands: record, merge, report)\n";
     return 2;
   }
   try {

@@ -40,13 +40,15 @@ std::string find_injector() {
   if (n <= 0) return "";
   exe[n] = '\0';
   fs::path dir = fs::path(exe).parent_path();
-  for (const fs::path& p : {dir / "libddpscope_inject.so", dir.parent_path() / "lib" / "libddpscope_inject.so"})
+  for (const fs::path& p :
+       {dir / "libddpscope_inject.so", dir.parent_path() / "lib" / "libddpscope_inject.so"})
     if (fs::exists(p)) return p;
   return "";
 }
 
 std::string options_help() {
-  std::string s = "\nInjector environment (record sets these; they also work under any launcher):\n";
+  std::string s =
+      "\nInjector environment (record sets these; they also work under any launcher):\n";
   for (const auto& o : kInjectOptions) {
     s += "  " + std::string(o.env);
     s.append(o.env.size() < 24 ? 24 - o.env.size() : 1, ' ');
@@ -86,8 +88,8 @@ void merge_recording(const std::string& dir) {
     if (s.dropped_events) std::cerr << " (" << s.dropped_events << " events dropped)";
     std::cerr << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "ddpscope: could not merge the rank files: " << e.what()
-              << " (they stay in " << dir << ")\n";
+    std::cerr << "ddpscope: could not merge the rank files: " << e.what() << " (they stay in "
+              << dir << ")\n";
   }
 }
 

@@ -152,7 +152,9 @@ class CudaEventTimer final : public CollectiveTimer {
     return r;
   }
   Slot& slot(uint32_t id) {
-    return pools_[id / kSlotsPerContext].load(std::memory_order_acquire)->slots[id % kSlotsPerContext];
+    return pools_[id / kSlotsPerContext]
+        .load(std::memory_order_acquire)
+        ->slots[id % kSlotsPerContext];
   }
 
   CUcontext context_of(void* stream) {

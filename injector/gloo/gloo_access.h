@@ -24,9 +24,9 @@ namespace ddpscope::inject::gloo_access {
 // What a hook records about one Gloo call.
 struct GlooCall {
   const gloo::Context* context = nullptr;
-  size_t elements = 0;      // elements per the op's count convention
+  size_t elements = 0;  // elements per the op's count convention
   size_t element_size = 0;
-  uint64_t bytes = 0;       // nccl-tests' S
+  uint64_t bytes = 0;  // nccl-tests' S
   int root = -1;
   uint32_t tag = 0;
 };
@@ -46,7 +46,11 @@ struct Allreduce : gloo::AllreduceOptions {
 struct Broadcast : gloo::BroadcastOptions {
   static GlooCall read(const gloo::BroadcastOptions& o) {
     size_t n = o.*(&Broadcast::elements), es = o.*(&Broadcast::elementSize);
-    return {(o.*(&Broadcast::context)).get(), n, es, uint64_t(n) * es, o.*(&Broadcast::root),
+    return {(o.*(&Broadcast::context)).get(),
+            n,
+            es,
+            uint64_t(n) * es,
+            o.*(&Broadcast::root),
             o.*(&Broadcast::tag)};
   }
 };
@@ -54,7 +58,11 @@ struct Broadcast : gloo::BroadcastOptions {
 struct Reduce : gloo::ReduceOptions {
   static GlooCall read(const gloo::ReduceOptions& o) {
     size_t n = o.*(&Reduce::elements), es = o.*(&Reduce::elementSize);
-    return {(o.*(&Reduce::context)).get(), n, es, uint64_t(n) * es, o.*(&Reduce::root),
+    return {(o.*(&Reduce::context)).get(),
+            n,
+            es,
+            uint64_t(n) * es,
+            o.*(&Reduce::root),
             o.*(&Reduce::tag)};
   }
 };
@@ -74,7 +82,11 @@ struct Allgatherv : gloo::AllgathervOptions {
     size_t es = o.*(&Allgatherv::elementSize);
     const auto& counts = o.*(&Allgatherv::elements);
     size_t total = std::accumulate(counts.begin(), counts.end(), size_t(0));
-    return {(o.*(&Allgatherv::context)).get(), total, es, uint64_t(total) * es, -1,
+    return {(o.*(&Allgatherv::context)).get(),
+            total,
+            es,
+            uint64_t(total) * es,
+            -1,
             o.*(&Allgatherv::tag)};
   }
 };
@@ -83,7 +95,11 @@ struct Alltoall : gloo::AlltoallOptions {
   static GlooCall read(const gloo::AlltoallOptions& o) {
     size_t es = o.*(&Alltoall::elementSize);
     uint64_t bytes = buffer_size(o.*(&Alltoall::in));
-    return {(o.*(&Alltoall::context)).get(), es ? size_t(bytes / es) : 0, es, bytes, -1,
+    return {(o.*(&Alltoall::context)).get(),
+            es ? size_t(bytes / es) : 0,
+            es,
+            bytes,
+            -1,
             o.*(&Alltoall::tag)};
   }
 };
@@ -93,7 +109,11 @@ struct Alltoallv : gloo::AlltoallvOptions {
     size_t es = o.*(&Alltoallv::elementSize);
     const auto& lengths = o.*(&Alltoallv::inLengthPerRank);  // bytes per peer
     uint64_t bytes = std::accumulate(lengths.begin(), lengths.end(), uint64_t(0));
-    return {(o.*(&Alltoallv::context)).get(), es ? size_t(bytes / es) : 0, es, bytes, -1,
+    return {(o.*(&Alltoallv::context)).get(),
+            es ? size_t(bytes / es) : 0,
+            es,
+            bytes,
+            -1,
             o.*(&Alltoallv::tag)};
   }
 };
@@ -114,8 +134,8 @@ struct Scatter : gloo::ScatterOptions {
     const gloo::Context* ctx = (o.*(&Scatter::context)).get();
     uint64_t per_rank = buffer_size(o.*(&Scatter::out));
     uint64_t bytes = per_rank * uint64_t(ctx ? ctx->size : 1);
-    return {ctx, es ? size_t(per_rank / es) : 0, es, bytes, o.*(&Scatter::root),
-            o.*(&Scatter::tag)};
+    return {
+        ctx, es ? size_t(per_rank / es) : 0, es, bytes, o.*(&Scatter::root), o.*(&Scatter::tag)};
   }
 };
 

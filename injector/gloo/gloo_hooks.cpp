@@ -35,8 +35,8 @@ CommInfo* context_info(const gloo::Context* ctx) {
   if (!c) return nullptr;
   if (Event* e = reserve_event()) {
     e->kind = EventKind::comm_init;
-    e->comm_init = CommInitEvent{clock::ticks(), id, 0, ctx->size, ctx->rank, -1, Backend::gloo,
-                                 CommOrigin::first_use};
+    e->comm_init = CommInitEvent{
+        clock::ticks(), id, 0, ctx->size, ctx->rank, -1, Backend::gloo, CommOrigin::first_use};
     publish_event();
   }
   return c;
@@ -101,11 +101,11 @@ void intercept(Op op, Options& opts, std::atomic<void*>& cache, const char* mang
 }  // namespace
 }  // namespace ddpscope::inject::gloo_hooks
 
-#define DDPSCOPE_GLOO_HOOK(name, Access, Options, op, mangled)                            \
-  void name(Options& opts) {                                                              \
-    static std::atomic<void*> cache{nullptr};                                             \
-    ::ddpscope::inject::gloo_hooks::intercept<::ddpscope::inject::gloo_access::Access>(   \
-        ::ddpscope::Op::op, opts, cache, mangled);                                        \
+#define DDPSCOPE_GLOO_HOOK(name, Access, Options, op, mangled)                          \
+  void name(Options& opts) {                                                            \
+    static std::atomic<void*> cache{nullptr};                                           \
+    ::ddpscope::inject::gloo_hooks::intercept<::ddpscope::inject::gloo_access::Access>( \
+        ::ddpscope::Op::op, opts, cache, mangled);                                      \
   }
 
 namespace gloo {

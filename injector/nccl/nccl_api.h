@@ -56,9 +56,9 @@ Fn real(std::atomic<void*>& cache, const char* pname, const char* name) {
 
 }  // namespace ddpscope::inject::nccl
 
-#define DDPSCOPE_REAL_NCCL(Name)                                                              \
-  ([]() {                                                                                     \
-    static std::atomic<void*> cache{nullptr};                                                 \
-    return ::ddpscope::inject::nccl::real<decltype(&nccl##Name)>(cache, "pnccl" #Name,        \
-                                                                  "nccl" #Name);              \
+#define DDPSCOPE_REAL_NCCL(Name)                                                       \
+  ([]() {                                                                              \
+    static std::atomic<void*> cache{nullptr};                                          \
+    return ::ddpscope::inject::nccl::real<decltype(&nccl##Name)>(cache, "pnccl" #Name, \
+                                                                 "nccl" #Name);        \
   }())

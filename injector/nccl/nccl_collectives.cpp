@@ -22,21 +22,28 @@ struct Call {
 };
 
 Dtype to_dtype(ncclDataType_t t) {
-  static constexpr Dtype map[] = {Dtype::int8,    Dtype::uint8,   Dtype::int32,   Dtype::uint32,
-                                  Dtype::int64,   Dtype::uint64,  Dtype::float16, Dtype::float32,
+  static constexpr Dtype map[] = {Dtype::int8,    Dtype::uint8,    Dtype::int32,   Dtype::uint32,
+                                  Dtype::int64,   Dtype::uint64,   Dtype::float16, Dtype::float32,
                                   Dtype::float64, Dtype::bfloat16, Dtype::fp8e4m3, Dtype::fp8e5m2};
   return unsigned(t) < std::size(map) ? map[t] : Dtype::unknown;
 }
 
 RedOp to_redop(int op) {
   switch (op) {
-    case -1: return RedOp::none;
-    case ncclSum: return RedOp::sum;
-    case ncclProd: return RedOp::prod;
-    case ncclMax: return RedOp::max;
-    case ncclMin: return RedOp::min;
-    case ncclAvg: return RedOp::avg;
-    default: return RedOp::custom;
+    case -1:
+      return RedOp::none;
+    case ncclSum:
+      return RedOp::sum;
+    case ncclProd:
+      return RedOp::prod;
+    case ncclMax:
+      return RedOp::max;
+    case ncclMin:
+      return RedOp::min;
+    case ncclAvg:
+      return RedOp::avg;
+    default:
+      return RedOp::custom;
   }
 }
 
@@ -56,8 +63,10 @@ uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
     case Op::reduce_scatter:
     case Op::alltoall:
     case Op::gather:
-    case Op::scatter: return b * uint64_t(nranks > 0 ? nranks : 1);
-    default: return b;
+    case Op::scatter:
+      return b * uint64_t(nranks > 0 ? nranks : 1);
+    default:
+      return b;
   }
 }
 

@@ -17,8 +17,8 @@ void emit_comm_init(const CommInfo& c, CommOrigin origin, uint64_t parent) {
   Event* e = reserve_event();
   if (!e) return;
   e->kind = EventKind::comm_init;
-  e->comm_init = CommInitEvent{clock::ticks(), c.comm_id, parent, c.nranks, c.comm_rank, c.device,
-                               Backend::nccl, origin};
+  e->comm_init = CommInitEvent{clock::ticks(), c.comm_id, parent,        c.nranks,
+                               c.comm_rank,    c.device,  Backend::nccl, origin};
   publish_event();
 }
 

@@ -8,8 +8,8 @@
 namespace ddpscope::inject::nccl {
 namespace {
 
-constexpr int kMaxHeld = 512;    // calls held per group (all-to-all of 256 peers)
-constexpr int kMaxStreams = 8;   // distinct streams timed per group
+constexpr int kMaxHeld = 512;   // calls held per group (all-to-all of 256 peers)
+constexpr int kMaxStreams = 8;  // distinct streams timed per group
 
 struct GroupState {
   int depth = 0;

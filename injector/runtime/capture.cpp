@@ -26,7 +26,7 @@ thread_local uint32_t tl_tid DDPSCOPE_TLS = 0;
 namespace {
 
 BufferRegistry* g_buffers = new BufferRegistry;  // never freed: threads may outlive exit
-pid_t g_owner_pid = 0;                            // the process whose events we write
+pid_t g_owner_pid = 0;                           // the process whose events we write
 uint32_t g_buffer_events = 65536;
 struct sigaction g_previous[2];
 constexpr int kSignals[2] = {SIGTERM, SIGINT};
@@ -62,11 +62,12 @@ void on_signal(int sig, siginfo_t* info, void* uc) {
 
 void install_signal_handlers() {
   for (int i = 0; i < 2; ++i) {
-    struct sigaction current{};
+    struct sigaction current {};
     sigaction(kSignals[i], nullptr, &current);
-    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;  // keep "ignored"
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN)
+      continue;  // keep "ignored"
     g_previous[i] = current;
-    struct sigaction ours{};
+    struct sigaction ours {};
     ours.sa_sigaction = on_signal;
     // Keep the app's restart semantics: Python installs its SIGINT handler
     // without SA_RESTART so that Ctrl-C interrupts a blocking call at once.
@@ -78,9 +79,7 @@ void install_signal_handlers() {
 
 // A forked child (a DataLoader worker) must never write its parent's events: it
 // inherits copies of the rings but no writer thread. It stays silent.
-void on_fork_child() {
-  g_state.store(int(State::finalized), std::memory_order_relaxed);
-}
+void on_fork_child() { g_state.store(int(State::finalized), std::memory_order_relaxed); }
 
 void start_runtime() {
   g_owner_pid = getpid();
@@ -118,7 +117,8 @@ ThreadBuffer* attach_thread() {
   tl_tid = uint32_t(syscall(SYS_gettid));
   ThreadBuffer* b = g_buffers->acquire(g_buffer_events, tl_tid);
   if (!b) {
-    notice_once(Notice::buffer_table_full, "more than %d recording threads; further threads unrecorded",
+    notice_once(Notice::buffer_table_full,
+                "more than %d recording threads; further threads unrecorded",
                 BufferRegistry::kMaxThreads);
     return nullptr;
   }

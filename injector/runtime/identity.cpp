@@ -29,8 +29,9 @@ bool first_int(std::initializer_list<const char*> names, int* value, std::string
 
 Identity identity_from_env() {
   Identity id;
-  first_int({"DDPSCOPE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"},
-            &id.rank, &id.rank_source);
+  first_int(
+      {"DDPSCOPE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"},
+      &id.rank, &id.rank_source);
   first_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, &id.world_size,
             nullptr);
   first_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"},

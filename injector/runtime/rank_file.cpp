@@ -205,7 +205,8 @@ void RankFile::write() {
     c.rank = id_.rank;
     writer_->add(c);
   }
-  for (const auto& e : ends_) writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
+  for (const auto& e : ends_)
+    writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
   writer_->put(p);
   writer_->commit();
 }

@@ -33,7 +33,9 @@ class ThreadBuffer {
     }
     return &slots_[h & mask_];
   }
-  void publish() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void publish() {
+    head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
   // Consumer side (writer thread only): calls fn for each published event.
   template <typename Fn>

@@ -13,14 +13,14 @@ namespace ddpscope::analysis {
 
 struct OpSummary {
   Op op = Op::allreduce;
-  int ranks = 0;              // ranks that issued this op
-  uint64_t calls = 0;         // calls over all ranks
-  uint64_t bytes = 0;         // bytes over all ranks (nccl-tests' S per call)
-  double total_ms = 0;        // summed duration over all ranks
-  double median_us = 0;       // median duration of one call
+  int ranks = 0;         // ranks that issued this op
+  uint64_t calls = 0;    // calls over all ranks
+  uint64_t bytes = 0;    // bytes over all ranks (nccl-tests' S per call)
+  double total_ms = 0;   // summed duration over all ranks
+  double median_us = 0;  // median duration of one call
   double p95_us = 0;
-  double algbw_gbps = 0;      // sum(S) / sum(t), GB/s (1e9 bytes)
-  double busbw_gbps = 0;      // sum(S * factor(op, n)) / sum(t)
+  double algbw_gbps = 0;         // sum(S) / sum(t), GB/s (1e9 bytes)
+  double busbw_gbps = 0;         // sum(S * factor(op, n)) / sum(t)
   Timing timing = Timing::none;  // the best timing source among the calls
 };
 

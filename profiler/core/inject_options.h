@@ -17,12 +17,14 @@ struct InjectOption {
 
 inline constexpr std::array<InjectOption, 7> kInjectOptions = {{
     {"DDPSCOPE_OUT", "ddpscope-out", "directory for rank-<R>.db (record sets it from -o)"},
-    {"DDPSCOPE_FLUSH_MS", "200", "writer thread flush interval in milliseconds (record: --flush-ms)"},
+    {"DDPSCOPE_FLUSH_MS", "200",
+     "writer thread flush interval in milliseconds (record: --flush-ms)"},
     {"DDPSCOPE_BUFFER_EVENTS", "65536",
      "events per thread buffer (a power of two); when full, new events are dropped and counted"},
     {"DDPSCOPE_CUPTI", "1", "0 disables CUPTI kernel timing (record: --no-cupti)"},
     {"DDPSCOPE_NVTX", "1", "0 disables NVTX range capture (record: --no-nvtx)"},
-    {"DDPSCOPE_RANK", "", "overrides the rank found in RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID"},
+    {"DDPSCOPE_RANK", "",
+     "overrides the rank found in RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID"},
     {"DDPSCOPE_QUIET", "0", "1 silences the injector's notices on stderr (warnings still print)"},
 }};
 

@@ -4,21 +4,30 @@ namespace ddpscope {
 
 const char* name_of(CommOrigin origin) {
   switch (origin) {
-    case CommOrigin::init_rank: return "init_rank";
-    case CommOrigin::init_rank_config: return "init_rank_config";
-    case CommOrigin::init_all: return "init_all";
-    case CommOrigin::split: return "split";
-    case CommOrigin::first_use: return "first_use";
+    case CommOrigin::init_rank:
+      return "init_rank";
+    case CommOrigin::init_rank_config:
+      return "init_rank_config";
+    case CommOrigin::init_all:
+      return "init_all";
+    case CommOrigin::split:
+      return "split";
+    case CommOrigin::first_use:
+      return "first_use";
   }
   return "first_use";
 }
 
 const char* name_of(CommEnd end) {
   switch (end) {
-    case CommEnd::none: return "none";
-    case CommEnd::destroy: return "destroy";
-    case CommEnd::abort: return "abort";
-    case CommEnd::finalize: return "finalize";
+    case CommEnd::none:
+      return "none";
+    case CommEnd::destroy:
+      return "destroy";
+    case CommEnd::abort:
+      return "abort";
+    case CommEnd::finalize:
+      return "finalize";
   }
   return "none";
 }

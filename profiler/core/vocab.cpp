@@ -6,8 +6,8 @@ namespace ddpscope {
 namespace {
 
 constexpr std::array<std::string_view, size_t(Op::kCount)> kOpNames = {
-    "allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall",
-    "send",      "recv",      "barrier", "gather",   "scatter"};
+    "allreduce", "broadcast", "reduce",  "allgather", "reduce_scatter", "alltoall",
+    "send",      "recv",      "barrier", "gather",    "scatter"};
 
 constexpr std::array<std::string_view, size_t(Dtype::kCount)> kDtypeNames = {
     "unknown", "int8",     "uint8",   "int32",   "uint32", "int64",  "uint64", "float16", "float32",
@@ -61,28 +61,37 @@ unsigned dtype_bytes(Dtype dtype) {
 
 Dtype dtype_of_width(unsigned bytes) {
   switch (bytes) {
-    case 1: return Dtype::bits8;
-    case 2: return Dtype::bits16;
-    case 4: return Dtype::bits32;
-    case 8: return Dtype::bits64;
-    default: return Dtype::unknown;
+    case 1:
+      return Dtype::bits8;
+    case 2:
+      return Dtype::bits16;
+    case 4:
+      return Dtype::bits32;
+    case 8:
+      return Dtype::bits64;
+    default:
+      return Dtype::unknown;
   }
 }
 
 double busbw_factor(Op op, int nranks) {
-  if (nranks <= 1) return op == Op::allreduce || op == Op::allgather ||
-                                    op == Op::reduce_scatter || op == Op::alltoall
-                                ? 0.0
-                                : 1.0;
+  if (nranks <= 1)
+    return op == Op::allreduce || op == Op::allgather || op == Op::reduce_scatter ||
+                   op == Op::alltoall
+               ? 0.0
+               : 1.0;
   const double n = nranks;
   switch (op) {
-    case Op::allreduce: return 2.0 * (n - 1) / n;
+    case Op::allreduce:
+      return 2.0 * (n - 1) / n;
     case Op::allgather:
     case Op::reduce_scatter:
     case Op::alltoall:
     case Op::gather:
-    case Op::scatter: return (n - 1) / n;
-    default: return 1.0;
+    case Op::scatter:
+      return (n - 1) / n;
+    default:
+      return 1.0;
   }
 }
 

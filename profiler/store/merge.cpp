@@ -72,7 +72,8 @@ void write_meta(Connection& out, const std::vector<Input>& inputs) {
   meta["timeline"] = "wall";
   meta["ranks"] = std::to_string(inputs.size());
   std::string from;
-  for (const auto& in : inputs) from += (from.empty() ? "" : " ") + fs::path(in.path).filename().string();
+  for (const auto& in : inputs)
+    from += (from.empty() ? "" : " ") + fs::path(in.path).filename().string();
   meta["merged_from"] = from;
   meta.erase("host");  // per rank: see processes.host
   Transaction tx(out);

@@ -10,7 +10,8 @@ namespace {
 // Every table must be present and readable: a truncated or damaged file fails
 // here with one line instead of half-way through a report.
 void check_tables(Connection& conn) {
-  for (const char* t : {"meta", "processes", "comms", "collectives", "kernels", "ranges", "syncs"}) {
+  for (const char* t :
+       {"meta", "processes", "comms", "collectives", "kernels", "ranges", "syncs"}) {
     try {
       Statement st(conn, std::string("SELECT count(*) FROM ") + t);
       st.step();

@@ -17,11 +17,13 @@ namespace fs = std::filesystem;
 namespace {
 
 std::map<std::string, std::string> injected(const std::string& out, int flush_ms = 50) {
-  return {{"LD_PRELOAD", INJECT_LIB}, {"DDPSCOPE_OUT", out},
+  return {{"LD_PRELOAD", INJECT_LIB},
+          {"DDPSCOPE_OUT", out},
           {"DDPSCOPE_FLUSH_MS", std::to_string(flush_ms)}};
 }
 
-testing::Result workload(const std::vector<std::string>& args, std::map<std::string, std::string> env) {
+testing::Result workload(const std::vector<std::string>& args,
+                         std::map<std::string, std::string> env) {
   std::vector<std::string> argv{WORKLOAD_EXE};
   argv.insert(argv.end(), args.begin(), args.end());
   return testing::run(argv, env);
@@ -51,7 +53,12 @@ TEST_CASE("every NCCL call of a 4-rank script is recorded with its arguments") {
     auto mine = db.collectives("nranks = 4 AND comm_rank = " + std::to_string(cr));
     std::sort(mine.begin(), mine.end(), [](auto& a, auto& b) { return a.seq < b.seq; });
     REQUIRE(mine.size() == 11);
-    struct Want { Op op; uint64_t count, bytes; int root; Dtype dtype; };
+    struct Want {
+      Op op;
+      uint64_t count, bytes;
+      int root;
+      Dtype dtype;
+    };
     Want want[] = {{Op::allreduce, 1024, 4096, -1, Dtype::float32},
                    {Op::broadcast, 512, 2048, 1, Dtype::float32},
                    {Op::reduce, 256, 1024, 2, Dtype::float32},

@@ -25,14 +25,16 @@ std::string slurp(const std::string& path) {
 
 std::string temp_dir(const std::string& name) {
   static int counter = 0;
-  auto dir = std::filesystem::temp_directory_path() /
-             ("ddpscope-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + name);
+  auto dir =
+      std::filesystem::temp_directory_path() /
+      ("ddpscope-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
 }
 
-Process::Process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+Process::Process(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env) {
   std::string dir = temp_dir("proc");
   out_path_ = dir + "/stdout";
   err_path_ = dir + "/stderr";

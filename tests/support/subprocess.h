@@ -30,7 +30,8 @@ class Process {
   std::string out_path_, err_path_;
 };
 
-Result run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
+Result run(const std::vector<std::string>& argv,
+           const std::map<std::string, std::string>& env = {});
 
 // A fresh empty directory under the build tree's temp area.
 std::string temp_dir(const std::string& name);

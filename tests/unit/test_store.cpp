@@ -143,7 +143,9 @@ TEST_CASE("merge refuses two files claiming one rank and leaves nothing behind")
   auto a = write_rank(dir, 0, 0, 1);
   std::filesystem::create_directories(dir + "/other");
   auto b = write_rank(dir + "/other", 0, 0, 1);
-  CHECK_THAT(error_of([&] { merge_rank_files({a, b}, dir + "/run.db"); }),
+  CHECK_THAT(error_of([&] {
+               merge_rank_files({a, b}, dir + "/run.db");
+             }),
              Catch::Contains("rank 0 is also claimed by"));
   CHECK_FALSE(std::filesystem::exists(dir + "/run.db"));
 }
@@ -158,21 +160,24 @@ TEST_CASE("bad files are refused with one line naming them") {
     Connection c(dir + "/foreign.db", Connection::Mode::create);
     c.exec("CREATE TABLE t(x); INSERT INTO t VALUES(1);");
   }
-  CHECK_THAT(error_of([&] { RunReader r(dir + "/foreign.db"); }), Catch::Contains("not one written by ddpscope"));
+  CHECK_THAT(error_of([&] { RunReader r(dir + "/foreign.db"); }),
+             Catch::Contains("not one written by ddpscope"));
 
   {
     Connection c(dir + "/newer.db", Connection::Mode::create);
     create_schema(c);
     c.exec("PRAGMA user_version=2");
   }
-  CHECK_THAT(error_of([&] { RunReader r(dir + "/newer.db"); }), Catch::Contains("upgrade ddpscope"));
+  CHECK_THAT(error_of([&] { RunReader r(dir + "/newer.db"); }),
+             Catch::Contains("upgrade ddpscope"));
 
   {
     Connection c(dir + "/damaged.db", Connection::Mode::create);
     create_schema(c);
     c.exec("DROP TABLE collectives");
   }
-  CHECK_THAT(error_of([&] { RunReader r(dir + "/damaged.db"); }), Catch::Contains("table 'collectives'"));
+  CHECK_THAT(error_of([&] { RunReader r(dir + "/damaged.db"); }),
+             Catch::Contains("table 'collectives'"));
 
   CHECK_THAT(error_of([&] { RunReader r(dir + "/missing.db"); }), Catch::Contains("no such file"));
   CHECK_THAT(error_of([&] { RunReader r(dir); }), Catch::Contains("is a directory"));
@@ -189,5 +194,6 @@ TEST_CASE("bad files are refused with one line naming them") {
 TEST_CASE("the writer refuses to overwrite an existing file") {
   auto dir = testing::temp_dir("exists");
   write_text(dir + "/rank-0.db", "precious");
-  CHECK_THAT(error_of([&] { RankWriter w(dir + "/rank-0.db", {}); }), Catch::Contains("already exists"));
+  CHECK_THAT(error_of([&] { RankWriter w(dir + "/rank-0.db", {}); }),
+             Catch::Contains("already exists"));
 }

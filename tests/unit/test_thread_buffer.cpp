@@ -21,8 +21,7 @@ TEST_CASE("a concurrent drain sees every event exactly once, in order") {
   });
   uint64_t next = 0;
   bool in_order = true;
-  while (next < kEvents)
-    buf.drain([&](const Event& e) { in_order &= e.collective.seq == next++; });
+  while (next < kEvents) buf.drain([&](const Event& e) { in_order &= e.collective.seq == next++; });
   producer.join();
   CHECK(in_order);
   CHECK(next == kEvents);

@@ -10,7 +10,8 @@ using namespace ddpscope;
 TEST_CASE("every enum name parses back to itself") {
   for (int i = 0; i < int(Op::kCount); ++i) CHECK(parse_op(name_of(Op(i))) == Op(i));
   for (int i = 0; i < int(Dtype::kCount); ++i) CHECK(parse_dtype(name_of(Dtype(i))) == Dtype(i));
-  for (int i = 0; i < int(Timing::kCount); ++i) CHECK(parse_timing(name_of(Timing(i))) == Timing(i));
+  for (int i = 0; i < int(Timing::kCount); ++i)
+    CHECK(parse_timing(name_of(Timing(i))) == Timing(i));
   CHECK(name_of(Op::reduce_scatter) == "reduce_scatter");
   CHECK_FALSE(parse_op("allreduce2"));
 }
