@@ -1,0 +1,110 @@
+// What `ddpscope report` knows about a run, computed once by analyze_run() and
+// rendered by every format in reports/ (terminal, CSV, JSON, HTML) and used by
+// the regression check. Times are milliseconds or microseconds as the field
+// name says; bandwidths are GB/s (1e9 bytes/s) with nccl-tests' definitions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/analysis/op_summary.h"
+#include "profiler/core/vocab.h"
+
+namespace ddpscope::analysis {
+
+// One training iteration of one rank, bounded by the launch of its first DDP
+// bucket and the launch of the next iteration's first bucket.
+struct IterationStats {
+  int rank = 0;
+  int index = 0;            // 0-based among detected iterations (warm-up included)
+  bool warmup = false;      // before DDP rebuilt its buckets (bucket pattern differs)
+  int64_t start_ns = 0;     // first bucket launch (wall clock in a merged run)
+  int64_t end_ns = 0;       // next iteration's first bucket launch, or last bucket end
+  double iter_ms = 0;       // end - start (0 for the last iteration: no successor)
+  double comm_ms = 0;       // first bucket start to last bucket end (DDP's own definition)
+  double comm_busy_ms = 0;  // union of bucket intervals
+  double exposed_ms = 0;    // comm not hidden behind compute (see docs/analysis.md)
+  int buckets = 0;
+};
+
+// One DDP bucket position (index in DDP's reduction order), over the steady
+// iterations of every rank.
+struct BucketStats {
+  int index = 0;
+  uint64_t bytes = 0;
+  uint64_t calls = 0;
+  double median_us = 0, p95_us = 0;
+  double algbw_gbps = 0, busbw_gbps = 0;  // from the median duration
+  double overlap_pct = 0;                 // share of its interval hidden behind compute
+  double exposed_us = 0;                  // median of the part not hidden
+  double launch_gap_us = 0;               // median gap from the previous bucket's launch
+};
+
+// Collectives grouped by op and message size.
+struct SizeClassStats {
+  Op op = Op::allreduce;
+  uint64_t bytes = 0;
+  int nranks = 0;
+  uint64_t calls = 0;
+  double median_us = 0, p95_us = 0;
+  double algbw_gbps = 0, busbw_gbps = 0;  // from the median duration
+};
+
+struct RankStats {
+  int rank = 0;
+  std::string host;
+  double late_ms_median = 0;  // how late it enters collectives after the first rank
+  double late_ms_p95 = 0;
+  double late_ms_max = 0;
+  double last_share_pct = 0;     // share of collectives it was the last to enter
+  double clock_correction_us = 0;  // applied from collective completions
+  double iter_ms_median = 0;
+  double comm_ms_median = 0;
+  uint64_t collectives = 0;
+  uint64_t dropped_events = 0;
+};
+
+struct Recommendation {
+  std::string setting;  // e.g. "bucket_cap_mb", "NCCL_ALGO", "rank 3"
+  std::string value;
+  std::string reason;
+};
+
+// A span for the per-iteration timeline chart (a bounded sample of iterations).
+struct TimelineSpan {
+  int rank = 0;
+  int iteration = 0;
+  std::string kind;  // "compute", "comm", "range"
+  std::string name;  // "bucket 2", a kernel or NVTX name
+  double start_ms = 0, end_ms = 0;  // relative to the run's first recorded event
+};
+
+struct RunAnalysis {
+  std::string path;
+  std::string command;
+  int world_size = 0;
+  int ranks_recorded = 0;
+  std::string backend;
+  std::string timing;  // best timing source seen: cupti, event or host
+  std::string compute_source;  // "kernels" or "backward-window" (CPU approximation)
+
+  struct {
+    int count = 0;   // detected iterations per rank (median over ranks)
+    int warmup = 0;  // of which warm-up (before bucket rebuild)
+    double median_ms = 0, p95_ms = 0, mean_ms = 0;
+    double comm_median_ms = 0, exposed_median_ms = 0, busy_median_ms = 0;
+  } iterations;
+
+  std::vector<IterationStats> iteration_list;
+  std::vector<BucketStats> buckets;
+  std::vector<SizeClassStats> collectives;
+  std::vector<OpSummary> ops;
+  std::vector<RankStats> ranks;
+  std::vector<Recommendation> recommendations;
+  std::vector<TimelineSpan> timeline;
+  // lateness[r][i]: mean ms rank r entered iteration i's collectives late.
+  std::vector<std::vector<double>> lateness;
+};
+
+}  // namespace ddpscope::analysis
