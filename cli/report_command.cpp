@@ -2,8 +2,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "profiler/analysis/op_summary.h"
+#include "profiler/analysis/analyze.h"
 #include "profiler/store/reader.h"
+#include "reports/text_analysis.h"
 #include "reports/text_summary.h"
 
 namespace ddpscope::cli {
@@ -20,9 +21,11 @@ Run add_report(CLI::App& app) {
     run.command = meta["command_line"];
     run.processes = reader.processes();
     run.collectives = reader.count("collectives");
-    auto ops = analysis::summarize_ops(reader);
+    auto analysis = analysis::analyze_run(reader);
     reports::print_overview(run, std::cout);
-    reports::print_op_table(ops, std::cout);
+    reports::print_op_table(analysis.ops, std::cout);
+    std::cout << "\n";
+    reports::print_analysis(analysis, std::cout);
     return 0;
   };
 }

@@ -50,10 +50,7 @@ OpSummary finish(Op op, Accumulator& a) {
   return s;
 }
 
-template <typename Source>
-std::vector<OpSummary> summarize(Source&& for_each) {
-  std::array<Accumulator, size_t(Op::kCount)> acc;
-  for_each([&](const CollectiveRecord& c) { acc[size_t(c.op)].add(c); });
+std::vector<OpSummary> finish_all(std::array<Accumulator, size_t(Op::kCount)>& acc) {
   std::vector<OpSummary> out;
   for (size_t i = 0; i < acc.size(); ++i)
     if (acc[i].calls) out.push_back(finish(Op(i), acc[i]));
@@ -71,14 +68,25 @@ double duration_ns(const CollectiveRecord& c) {
   return 0;
 }
 
+struct OpSummarizer::State {
+  std::array<Accumulator, size_t(Op::kCount)> acc;
+};
+
+OpSummarizer::OpSummarizer() : state_(std::make_unique<State>()) {}
+OpSummarizer::~OpSummarizer() = default;
+void OpSummarizer::add(const CollectiveRecord& c) { state_->acc[size_t(c.op)].add(c); }
+std::vector<OpSummary> OpSummarizer::finish() { return finish_all(state_->acc); }
+
 std::vector<OpSummary> summarize_ops(store::RunReader& reader) {
-  return summarize([&](auto&& fn) { reader.for_each_collective(fn); });
+  OpSummarizer s;
+  reader.for_each_collective([&](const CollectiveRecord& c) { s.add(c); });
+  return s.finish();
 }
 
 std::vector<OpSummary> summarize_ops(const std::vector<CollectiveRecord>& collectives) {
-  return summarize([&](auto&& fn) {
-    for (const auto& c : collectives) fn(c);
-  });
+  OpSummarizer s;
+  for (const auto& c : collectives) s.add(c);
+  return s.finish();
 }
 
 }  // namespace ddpscope::analysis

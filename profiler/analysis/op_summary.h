@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "profiler/core/vocab.h"
@@ -29,6 +30,19 @@ struct OpSummary {
 double duration_ns(const CollectiveRecord& c);
 
 std::vector<OpSummary> summarize_ops(store::RunReader& reader);
+
+// The same, fed one collective at a time (for callers already streaming).
+class OpSummarizer {
+ public:
+  OpSummarizer();
+  ~OpSummarizer();
+  void add(const CollectiveRecord& c);
+  std::vector<OpSummary> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The same over an in-memory set (tests, benchmarks).
 std::vector<OpSummary> summarize_ops(const std::vector<CollectiveRecord>& collectives);

@@ -57,7 +57,7 @@ struct RankStats {
   double late_ms_median = 0;  // how late it enters collectives after the first rank
   double late_ms_p95 = 0;
   double late_ms_max = 0;
-  double last_share_pct = 0;     // share of collectives it was the last to enter
+  double last_share_pct = 0;       // share of collectives it was the last to enter
   double clock_correction_us = 0;  // applied from collective completions
   double iter_ms_median = 0;
   double comm_ms_median = 0;
@@ -75,8 +75,8 @@ struct Recommendation {
 struct TimelineSpan {
   int rank = 0;
   int iteration = 0;
-  std::string kind;  // "compute", "comm", "range"
-  std::string name;  // "bucket 2", a kernel or NVTX name
+  std::string kind;                 // "compute", "comm", "range"
+  std::string name;                 // "bucket 2", a kernel or NVTX name
   double start_ms = 0, end_ms = 0;  // relative to the run's first recorded event
 };
 
@@ -86,7 +86,7 @@ struct RunAnalysis {
   int world_size = 0;
   int ranks_recorded = 0;
   std::string backend;
-  std::string timing;  // best timing source seen: cupti, event or host
+  std::string timing;          // best timing source seen: cupti, event or host
   std::string compute_source;  // "kernels" or "backward-window" (CPU approximation)
 
   struct {

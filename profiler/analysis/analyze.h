@@ -1,0 +1,18 @@
+// analyze_run(): from a run database to the RunAnalysis every report format
+// and the regression check consume. How each figure is defined is written
+// down in docs/analysis.md.
+#pragma once
+
+#include "profiler/analysis/run_analysis.h"
+#include "profiler/store/reader.h"
+
+namespace ddpscope::analysis {
+
+struct AnalysisOptions {
+  int timeline_iterations = 6;  // steady iterations sampled into the timeline chart
+  int max_iteration_rows = 100000;
+};
+
+RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options = {});
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,54 @@
+#include "profiler/analysis/intervals.h"
+
+#include <algorithm>
+
+namespace ddpscope::analysis {
+
+std::vector<Interval> union_of(std::vector<Interval> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return i.end <= i.start; }),
+          v.end());
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> out;
+  for (const auto& i : v) {
+    if (!out.empty() && i.start <= out.back().end)
+      out.back().end = std::max(out.back().end, i.end);
+    else
+      out.push_back(i);
+  }
+  return out;
+}
+
+int64_t total_length(const std::vector<Interval>& u) {
+  int64_t t = 0;
+  for (const auto& i : u) t += i.length();
+  return t;
+}
+
+int64_t covered(const std::vector<Interval>& u, Interval x) {
+  if (x.length() == 0 || u.empty()) return 0;
+  // First interval that ends after x starts.
+  auto it = std::upper_bound(u.begin(), u.end(), x.start,
+                             [](int64_t s, const Interval& i) { return s < i.end; });
+  int64_t c = 0;
+  for (; it != u.end() && it->start < x.end; ++it)
+    c += std::min(it->end, x.end) - std::max(it->start, x.start);
+  return c;
+}
+
+int64_t uncovered_length(const std::vector<Interval>& xs, const std::vector<Interval>& cover) {
+  int64_t t = 0;
+  for (const auto& i : union_of(xs)) t += i.length() - covered(cover, i);
+  return t;
+}
+
+std::vector<Interval> clip(const std::vector<Interval>& u, int64_t lo, int64_t hi) {
+  std::vector<Interval> out;
+  for (const auto& i : u) {
+    Interval c{std::max(i.start, lo), std::min(i.end, hi)};
+    if (c.length() > 0) out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,129 @@
+#include "profiler/analysis/iterations.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ddpscope::analysis {
+namespace {
+
+constexpr size_t kMaxPeriod = 512;  // buckets per iteration we can recognise
+
+double match_fraction(const std::vector<uint64_t>& s, size_t p) {
+  size_t n = s.size(), same = 0;
+  for (size_t i = 0; i + p < n; ++i) same += s[i] == s[i + p];
+  return double(same) / double(n - p);
+}
+
+// Gap before call i: from the previous call's end to this call's start.
+int64_t gap_before(const std::vector<Call>& c, size_t i) {
+  return i == 0 ? 0 : std::max<int64_t>(0, c[i].host_start - c[i - 1].end);
+}
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// The phase whose preceding gaps are longest: where iterations begin.
+size_t boundary_phase(const std::vector<Call>& c, size_t p) {
+  size_t best = 0;
+  int64_t best_gap = -1;
+  for (size_t k = 0; k < p; ++k) {
+    std::vector<int64_t> gaps;
+    for (size_t i = k == 0 ? p : k; i < c.size(); i += p) gaps.push_back(gap_before(c, i));
+    int64_t g = median(gaps);
+    if (g > best_gap) best_gap = g, best = k;
+  }
+  return best;
+}
+
+bool window_is(const std::vector<Call>& c, size_t at, const std::vector<uint64_t>& pattern) {
+  if (at + pattern.size() > c.size()) return false;
+  for (size_t j = 0; j < pattern.size(); ++j)
+    if (c[at + j].bytes != pattern[j]) return false;
+  return true;
+}
+
+// The most common window of length p starting at the boundary phase.
+std::vector<uint64_t> modal_pattern(const std::vector<Call>& c, size_t p, size_t phase) {
+  std::map<std::vector<uint64_t>, int> seen;
+  for (size_t at = phase; at + p <= c.size(); at += p) {
+    std::vector<uint64_t> w;
+    for (size_t j = 0; j < p; ++j) w.push_back(c[at + j].bytes);
+    ++seen[w];
+  }
+  std::vector<uint64_t> best;
+  int count = 0;
+  for (auto& [w, n] : seen)
+    if (n > count) count = n, best = w;
+  return best;
+}
+
+// Equal-size buckets defeat the size period: fall back to the gaps alone,
+// splitting where a gap is far longer than the typical one.
+size_t period_from_gaps(const std::vector<Call>& c) {
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < c.size(); ++i) gaps.push_back(gap_before(c, i));
+  if (gaps.empty()) return 0;
+  int64_t typical = median(gaps), longest = *std::max_element(gaps.begin(), gaps.end());
+  int64_t threshold = std::max<int64_t>(typical * 4, longest / 3);
+  std::vector<size_t> starts{0};
+  for (size_t i = 1; i < c.size(); ++i)
+    if (gap_before(c, i) > threshold) starts.push_back(i);
+  if (starts.size() < 3) return 0;
+  std::vector<int64_t> lengths;
+  for (size_t k = 1; k < starts.size(); ++k) lengths.push_back(int64_t(starts[k] - starts[k - 1]));
+  return size_t(median(lengths));
+}
+
+}  // namespace
+
+size_t find_period(const std::vector<uint64_t>& s) {
+  size_t limit = std::min(kMaxPeriod, s.size() / 2);
+  double best = 0;
+  std::vector<double> f(limit + 1, 0);
+  for (size_t p = 1; p <= limit; ++p) best = std::max(best, f[p] = match_fraction(s, p));
+  if (best < 0.5) return 0;
+  for (size_t p = 1; p <= limit; ++p)
+    if (f[p] >= 0.95 * best) return p;
+  return 0;
+}
+
+IterationSplit split_iterations(const std::vector<Call>& c) {
+  IterationSplit out;
+  std::vector<uint64_t> sizes;
+  for (const auto& x : c) sizes.push_back(x.bytes);
+  size_t p = find_period(sizes);
+  bool all_equal =
+      std::all_of(sizes.begin(), sizes.end(), [&](uint64_t b) { return b == sizes[0]; });
+  if (p == 1 && all_equal && c.size() > 2) p = std::max<size_t>(1, period_from_gaps(c));
+  if (p == 0) return out;
+  size_t phase = boundary_phase(c, p);
+  out.pattern = modal_pattern(c, p, phase);
+  size_t first = phase;
+  while (first < c.size() && !window_is(c, first, out.pattern)) first += p;
+  if (first > 0 && first < c.size()) out.iterations.push_back({0, first, true});
+  for (size_t at = first; window_is(c, at, out.pattern); at += p)
+    out.iterations.push_back({at, p, false});
+  return out;
+}
+
+IterationSplit split_by_ranges(const std::vector<Call>& c, const std::vector<Interval>& steps) {
+  IterationSplit out;
+  size_t i = 0;
+  for (const auto& step : steps) {
+    while (i < c.size() && c[i].host_start < step.start) ++i;
+    size_t first = i;
+    while (i < c.size() && c[i].host_start < step.end) ++i;
+    if (i > first) out.iterations.push_back({first, i - first, false});
+  }
+  if (out.iterations.empty()) return out;
+  const auto& last = out.iterations.back();
+  for (size_t j = 0; j < last.count; ++j) out.pattern.push_back(c[last.first + j].bytes);
+  auto& head = out.iterations.front();
+  head.warmup = out.iterations.size() > 1 && head.count != out.pattern.size();
+  return out;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,98 @@
+// Per-rank figures (lateness, iteration and communication time), the
+// rank x iteration lateness matrix, and the timeline sample for charts.
+#include <algorithm>
+#include <map>
+
+#include "profiler/analysis/rank_view.h"
+#include "profiler/analysis/stragglers.h"
+#include "profiler/core/records.h"
+
+namespace ddpscope::analysis {
+namespace {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  size_t k = size_t(q * double(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + k, v.end());
+  return v[k];
+}
+
+// Mean lateness of rank v.rank over each of its iterations' DDP buckets.
+std::vector<double> lateness_row(const RankView& v, const Lateness& late) {
+  std::vector<double> row;
+  for (const auto& it : v.split.iterations) {
+    double sum = 0;
+    int n = 0;
+    for (size_t i = it.first; i < it.first + it.count; ++i) {
+      auto g = late.by_collective.find({v.ddp[i].comm_id, v.ddp[i].seq});
+      if (g == late.by_collective.end() || !g->second.count(v.rank)) continue;
+      sum += g->second.at(v.rank);
+      ++n;
+    }
+    row.push_back(n ? sum / n : 0);
+  }
+  return row;
+}
+
+}  // namespace
+
+void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
+                  const std::vector<ProcessRecord>& procs, const std::vector<RankView>& views) {
+  std::map<int, std::string> host_of;
+  for (const auto& p : procs) host_of[p.rank] = p.host;
+  Lateness late = measure_lateness(calls, host_of);
+  std::map<int, uint64_t> count;
+  for (const auto& c : calls) ++count[c.rank];
+  for (const auto& p : procs) {
+    RankStats r;
+    r.rank = p.rank;
+    r.host = p.host;
+    r.dropped_events = p.dropped_events;
+    r.collectives = count[p.rank];
+    auto& l = late.late_ms[p.rank];
+    r.late_ms_median = percentile(l, 0.5);
+    r.late_ms_p95 = percentile(l, 0.95);
+    r.late_ms_max = l.empty() ? 0 : *std::max_element(l.begin(), l.end());
+    r.last_share_pct = late.matched ? 100.0 * late.last_count[p.rank] / late.matched : 0;
+    r.clock_correction_us = late.correction_us[p.rank];
+    std::vector<double> iter, comm;
+    for (const auto& s : run.iteration_list)
+      if (s.rank == p.rank && !s.warmup) {
+        if (s.iter_ms > 0) iter.push_back(s.iter_ms);
+        comm.push_back(s.comm_ms);
+      }
+    r.iter_ms_median = percentile(iter, 0.5);
+    r.comm_ms_median = percentile(comm, 0.5);
+    run.ranks.push_back(r);
+  }
+  for (const auto& v : views) run.lateness.push_back(lateness_row(v, late));
+}
+
+void timeline_sample(RunAnalysis& run, const std::vector<RankView>& views, int iterations,
+                     int64_t origin) {
+  auto ms = [&](int64_t ns) { return double(ns - origin) / 1e6; };
+  for (const auto& v : views) {
+    int taken = 0;
+    for (size_t k = 0; k < v.split.iterations.size() && taken < iterations; ++k) {
+      const auto& it = v.split.iterations[k];
+      if (it.warmup) continue;
+      ++taken;
+      int64_t lo = v.ddp[it.first].start, hi = lo;
+      for (size_t i = it.first; i < it.first + it.count; ++i) {
+        const Call& c = v.ddp[i];
+        run.timeline.push_back({v.rank, int(k), "comm", "bucket " + std::to_string(i - it.first),
+                                ms(c.start), ms(c.end)});
+        hi = std::max(hi, c.end);
+      }
+      // The compute this iteration's communication could hide behind.
+      int64_t next =
+          k + 1 < v.split.iterations.size() ? v.ddp[v.split.iterations[k + 1].first].start : hi;
+      for (const auto& span : clip(v.compute, lo, next))
+        run.timeline.push_back({v.rank, int(k), "compute",
+                                v.compute_from_kernels ? "compute kernels" : "backward (approx.)",
+                                ms(span.start), ms(span.end)});
+    }
+  }
+}
+
+}  // namespace ddpscope::analysis

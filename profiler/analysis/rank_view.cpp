@@ -1,0 +1,106 @@
+#include "profiler/analysis/rank_view.h"
+
+#include <algorithm>
+
+namespace ddpscope::analysis {
+namespace {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  size_t k = size_t(q * double(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + k, v.end());
+  return v[k];
+}
+
+Interval interval_of(const Call& c) { return {c.start, c.end}; }
+
+}  // namespace
+
+std::vector<Interval> backward_windows(const RankView& v) {
+  std::vector<Interval> out;
+  for (const auto& it : v.split.iterations) {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (size_t i = it.first; i < it.first + it.count; ++i) {
+      first = std::min(first, v.ddp[i].start);
+      last = std::max(last, v.ddp[i].start);
+    }
+    out.push_back({first, last});
+  }
+  return union_of(out);
+}
+
+std::vector<IterationStats> iteration_stats(const RankView& v) {
+  std::vector<IterationStats> out;
+  const auto& its = v.split.iterations;
+  for (size_t k = 0; k < its.size(); ++k) {
+    IterationStats s;
+    s.rank = v.rank;
+    s.index = int(k);
+    s.warmup = its[k].warmup;
+    s.buckets = int(its[k].count);
+    std::vector<Interval> comm;
+    int64_t first = INT64_MAX, last_end = INT64_MIN;
+    for (size_t i = its[k].first; i < its[k].first + its[k].count; ++i) {
+      comm.push_back(interval_of(v.ddp[i]));
+      first = std::min(first, v.ddp[i].start);
+      last_end = std::max(last_end, v.ddp[i].end);
+    }
+    s.start_ns = first;
+    s.end_ns = last_end;
+    if (k + 1 < its.size()) {
+      s.end_ns = v.ddp[its[k + 1].first].start;
+      s.iter_ms = double(s.end_ns - s.start_ns) / 1e6;
+    }
+    s.comm_ms = double(last_end - first) / 1e6;
+    s.comm_busy_ms = double(total_length(union_of(comm))) / 1e6;
+    s.exposed_ms = double(uncovered_length(comm, v.compute)) / 1e6;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views) {
+  struct Samples {
+    uint64_t bytes = 0;
+    int nranks = 0;
+    std::vector<double> dur_us, exposed_us, gap_us, overlap;
+  };
+  std::vector<Samples> per;
+  for (const auto& v : views)
+    for (const auto& it : v.split.iterations) {
+      if (it.warmup) continue;
+      if (per.size() < it.count) per.resize(it.count);
+      for (size_t j = 0; j < it.count; ++j) {
+        const Call& c = v.ddp[it.first + j];
+        Samples& s = per[j];
+        s.bytes = c.bytes;
+        s.nranks = c.nranks;
+        double d = double(c.end - c.start);
+        double hidden = double(covered(v.compute, interval_of(c)));
+        s.dur_us.push_back(d / 1e3);
+        s.exposed_us.push_back((d - hidden) / 1e3);
+        s.overlap.push_back(d > 0 ? 100.0 * hidden / d : 0);
+        if (j > 0) s.gap_us.push_back(double(c.start - v.ddp[it.first + j - 1].start) / 1e3);
+      }
+    }
+  std::vector<BucketStats> out;
+  for (size_t j = 0; j < per.size(); ++j) {
+    BucketStats b;
+    b.index = int(j);
+    b.bytes = per[j].bytes;
+    b.calls = per[j].dur_us.size();
+    b.median_us = percentile(per[j].dur_us, 0.5);
+    b.p95_us = percentile(per[j].dur_us, 0.95);
+    if (b.median_us > 0) {
+      b.algbw_gbps = double(b.bytes) / (b.median_us * 1e3);
+      b.busbw_gbps = b.algbw_gbps * busbw_factor(Op::allreduce, per[j].nranks);
+    }
+    b.overlap_pct = percentile(per[j].overlap, 0.5);
+    b.exposed_us = percentile(per[j].exposed_us, 0.5);
+    b.launch_gap_us = percentile(per[j].gap_us, 0.5);
+    out.push_back(b);
+  }
+  return out;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,113 @@
+#include "profiler/analysis/recommend.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace ddpscope::analysis {
+namespace {
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[512];
+  snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+double mib(uint64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
+
+// The best all-reduce bus bandwidth the run reached at any size: what the
+// buckets could get if they were large enough.
+double best_allreduce_busbw(const RunAnalysis& run) {
+  double best = 0;
+  for (const auto& s : run.collectives)
+    if (s.op == Op::allreduce) best = std::max(best, s.busbw_gbps);
+  return best;
+}
+
+void bucket_size_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
+  const auto& b = run.buckets;
+  if (b.size() < 2) return;
+  std::vector<uint64_t> sizes;
+  for (const auto& x : b) sizes.push_back(x.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  uint64_t median = sizes[sizes.size() / 2], largest = sizes.back();
+  double best = best_allreduce_busbw(run);
+  double typical_busbw = 0;
+  for (const auto& x : b)
+    if (x.bytes == median) typical_busbw = x.busbw_gbps;
+  if (b.size() >= 8 && mib(median) < 4 && best > 0 && typical_busbw < 0.5 * best)
+    out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(25.0, 4 * mib(largest))),
+                   fmt("%.0f buckets per iteration of median %.2f MiB reach %.2f GB/s bus "
+                       "bandwidth, under half the best all-reduce in this run: larger buckets "
+                       "amortise the per-collective latency",
+                       double(b.size()), mib(median), typical_busbw) +
+                       fmt(" (best %.2f GB/s)", best)});
+  const auto& last = b.back();
+  if (run.iterations.median_ms > 0 && last.exposed_us > 0.15 * run.iterations.median_ms * 1e3 &&
+      last.bytes >= median)
+    out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(1.0, mib(largest) / 2)),
+                   fmt("the last bucket (%.2f MiB) runs %.0f us after backward ends, %.0f%% of "
+                       "the iteration: smaller buckets let more of it start while backward "
+                       "still runs",
+                       mib(last.bytes), last.exposed_us,
+                       100 * last.exposed_us / (run.iterations.median_ms * 1e3))});
+}
+
+void graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
+  int steady = run.iterations.count - run.iterations.warmup;
+  if (steady >= 3 && !run.buckets.empty())
+    out.push_back({"static_graph", "True",
+                   fmt("every steady iteration reduced the same %.0f buckets in the same order "
+                       "(%.0f iterations): with static_graph=True DDP skips the per-iteration "
+                       "search for unused parameters and can keep its rebuilt buckets",
+                       double(run.buckets.size()), double(steady))});
+}
+
+void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
+  if (run.ranks.size() < 2) return;
+  std::vector<double> lates;
+  for (const auto& r : run.ranks) lates.push_back(r.late_ms_median);
+  std::sort(lates.begin(), lates.end());
+  double typical = lates[lates.size() / 2];
+  for (const auto& r : run.ranks)
+    if (r.late_ms_median > std::max(1.0, 3 * typical) && r.last_share_pct > 50)
+      out.push_back({"rank " + std::to_string(r.rank), "straggler",
+                     fmt("enters collectives %.2f ms late (median; others %.2f ms) and is last "
+                         "in %.0f%% of them: look at its input pipeline, host load or GPU",
+                         r.late_ms_median, typical, r.last_share_pct) +
+                         (r.host.empty() ? "" : " (host " + r.host + ")")});
+}
+
+// NCCL only: large all-reduces far below the bus bandwidth smaller ones
+// reached in the same run point at the algorithm/protocol choice.
+void nccl_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
+  if (run.backend != "nccl") return;
+  for (const auto& big : run.collectives) {
+    if (big.op != Op::allreduce || big.bytes < (16u << 20)) continue;
+    double best_smaller = 0;
+    for (const auto& s : run.collectives)
+      if (s.op == Op::allreduce && s.bytes < big.bytes)
+        best_smaller = std::max(best_smaller, s.busbw_gbps);
+    if (best_smaller > 0 && big.busbw_gbps < 0.5 * best_smaller) {
+      out.push_back({"NCCL_ALGO", "Ring or Tree: compare with `ddpscope tune --backend nccl`",
+                     fmt("%.0f MiB all-reduces reach %.2f GB/s bus bandwidth, under half of the "
+                         "%.2f GB/s smaller ones reached: NCCL's tuner may be picking a poor "
+                         "algorithm or protocol at this size",
+                         mib(big.bytes), big.busbw_gbps, best_smaller)});
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Recommendation> recommend(const RunAnalysis& run) {
+  std::vector<Recommendation> out;
+  bucket_size_rules(run, out);
+  graph_rules(run, out);
+  straggler_rules(run, out);
+  nccl_rules(run, out);
+  return out;
+}
+
+}  // namespace ddpscope::analysis

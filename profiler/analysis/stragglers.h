@@ -1,0 +1,29 @@
+// Which rank was late. A collective is matched across ranks by (comm_id, seq);
+// each rank's lateness is how long after the first rank it entered. Ranks on
+// other hosts are first put on rank 0's clock: every rank leaves a
+// synchronising collective (all-reduce, all-gather, ...) at nearly the same
+// moment, so the median difference of completion times is the clock skew.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "profiler/analysis/iterations.h"
+
+namespace ddpscope::analysis {
+
+struct Lateness {
+  std::map<int, std::vector<double>> late_ms;  // per rank, one entry per matched collective
+  std::map<int, int> last_count;               // collectives the rank entered last
+  std::map<int, double> correction_us;         // clock correction applied per rank
+  int matched = 0;                             // collectives seen on every rank
+  // Per (comm_id, seq) the lateness of each rank, for per-iteration views.
+  std::map<std::pair<uint64_t, uint64_t>, std::map<int, double>> by_collective;
+};
+
+// `calls`: every rank's collectives; `host_of`: rank -> host name.
+Lateness measure_lateness(const std::vector<Call>& calls,
+                          const std::map<int, std::string>& host_of);
+
+}  // namespace ddpscope::analysis

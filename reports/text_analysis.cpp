@@ -1,0 +1,79 @@
+#include "reports/text_analysis.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "reports/text_summary.h"
+
+namespace ddpscope::reports {
+namespace {
+
+void line(std::ostream& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void line(std::ostream& out, const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  out << buf << "\n";
+}
+
+void print_iterations(const analysis::RunAnalysis& run, std::ostream& out) {
+  const auto& it = run.iterations;
+  if (it.count == 0) {
+    out << "iterations  none detected (no repeating DDP all-reduce pattern)\n\n";
+    return;
+  }
+  line(out, "iterations  %d per rank (%d warm-up), median %.2f ms, p95 %.2f ms", it.count,
+       it.warmup, it.median_ms, it.p95_ms);
+  double pct = it.median_ms > 0 ? 100 * it.exposed_median_ms / it.median_ms : 0;
+  line(out,
+       "comm        %.2f ms per iteration (busy %.2f ms), exposed %.2f ms = %.0f%% of the "
+       "iteration [compute from %s]",
+       it.comm_median_ms, it.busy_median_ms, it.exposed_median_ms, pct, run.compute_source.c_str());
+  out << "\n";
+}
+
+void print_buckets(const analysis::RunAnalysis& run, std::ostream& out) {
+  if (run.buckets.empty()) return;
+  line(out, "%-7s %12s %7s %11s %10s %11s %10s %11s %10s", "bucket", "bytes", "calls", "median us",
+       "p95 us", "busbw GB/s", "overlap %", "exposed us", "gap us");
+  for (const auto& b : run.buckets)
+    line(out, "%-7d %12s %7llu %11.1f %10.1f %11.3f %10.1f %11.1f %10.1f", b.index,
+         human_bytes(double(b.bytes)).c_str(), (unsigned long long)b.calls, b.median_us, b.p95_us,
+         b.busbw_gbps, b.overlap_pct, b.exposed_us, b.launch_gap_us);
+  out << "\n";
+}
+
+void print_ranks(const analysis::RunAnalysis& run, std::ostream& out) {
+  if (run.ranks.size() < 2) return;
+  line(out, "%-5s %-16s %12s %12s %10s %12s %12s", "rank", "host", "late ms med", "late ms p95",
+       "last %", "iter ms med", "comm ms med");
+  for (const auto& r : run.ranks)
+    line(out, "%-5d %-16s %12.3f %12.3f %10.1f %12.2f %12.2f", r.rank, r.host.c_str(),
+         r.late_ms_median, r.late_ms_p95, r.last_share_pct, r.iter_ms_median, r.comm_ms_median);
+  out << "\n";
+}
+
+void print_recommendations(const analysis::RunAnalysis& run, std::ostream& out) {
+  if (run.recommendations.empty()) {
+    out << "recommendations: none (nothing in this run calls for a change)\n";
+    return;
+  }
+  out << "recommendations:\n";
+  for (const auto& r : run.recommendations)
+    out << "  " << r.setting << (r.value.empty() ? "" : " = " + r.value) << "\n      " << r.reason
+        << "\n";
+}
+
+}  // namespace
+
+void print_analysis(const analysis::RunAnalysis& run, std::ostream& out) {
+  print_iterations(run, out);
+  print_buckets(run, out);
+  print_ranks(run, out);
+  print_recommendations(run, out);
+}
+
+}  // namespace ddpscope::reports

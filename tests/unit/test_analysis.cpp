@@ -1,0 +1,165 @@
+// Analysis on constructed event sets: interval arithmetic, iteration
+// detection (warm-up, out-of-order Gloo execution, extra user collectives,
+// equal-size buckets), clock skew, and a planted straggler.
+#include <catch2/catch.hpp>
+
+#include "profiler/analysis/intervals.h"
+#include "profiler/analysis/iterations.h"
+#include "profiler/analysis/stragglers.h"
+
+using namespace ddpscope;
+using namespace ddpscope::analysis;
+
+TEST_CASE("unions merge nested, adjacent and overlapping intervals, not sum them") {
+  auto u = union_of({{10, 20}, {12, 15}, {20, 25}, {30, 40}, {35, 50}, {60, 60}});
+  REQUIRE(u.size() == 2);
+  CHECK(u[0].start == 10);
+  CHECK(u[0].end == 25);
+  CHECK(u[1].start == 30);
+  CHECK(u[1].end == 50);
+  CHECK(total_length(u) == 35);
+  CHECK(covered(u, {0, 100}) == 35);
+  CHECK(covered(u, {22, 32}) == 5);
+  CHECK(covered(u, {26, 29}) == 0);
+  CHECK(uncovered_length({{0, 12}, {5, 35}}, u) == 35 - 20);
+  auto c = clip(u, 15, 45);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].start == 15);
+  CHECK(c[1].end == 45);
+}
+
+TEST_CASE("overlap on several streams counts the union once") {
+  // Two compute streams overlapping each other, one communication interval.
+  auto compute = union_of({{0, 60}, {40, 100}, {150, 200}});
+  CHECK(covered(compute, {50, 170}) == (100 - 50) + (170 - 150));
+}
+
+namespace {
+
+// A DDP-like stream: one warm-up bucket, then `iters` iterations of
+// `pattern`, with a long gap (forward + optimizer) before each iteration.
+std::vector<Call> ddp_stream(const std::vector<uint64_t>& pattern, int iters, uint64_t warmup,
+                             int64_t bucket_ns = 1000, int64_t gap_ns = 50000) {
+  std::vector<Call> calls;
+  int64_t t = 0;
+  uint64_t seq = 0;
+  auto add = [&](uint64_t bytes) {
+    Call c;
+    c.host_start = c.start = t;
+    c.end = t + bucket_ns;
+    c.bytes = bytes;
+    c.seq = seq++;
+    c.nranks = 2;
+    calls.push_back(c);
+    t += bucket_ns + 200;
+  };
+  t += gap_ns;
+  add(warmup);
+  for (int i = 0; i < iters; ++i) {
+    t += gap_ns;
+    for (auto b : pattern) add(b);
+  }
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("iterations: warm-up bucket, then the rebuilt pattern") {
+  std::vector<uint64_t> pattern{1062952, 263168, 263168, 263168, 263168};
+  auto calls = ddp_stream(pattern, 9, 2115624);
+  auto split = split_iterations(calls);
+  CHECK(split.pattern == pattern);
+  REQUIRE(split.iterations.size() == 10);
+  CHECK(split.iterations[0].warmup);
+  CHECK(split.iterations[0].count == 1);
+  CHECK(split.iterations[1].first == 1);
+  CHECK_FALSE(split.iterations[9].warmup);
+}
+
+TEST_CASE("iterations: an extra user all-reduce at the end belongs to no iteration") {
+  auto calls = ddp_stream({4000, 3000, 2000}, 6, 9000);
+  Call loss = calls.back();
+  loss.seq++;
+  loss.bytes = 4;
+  loss.host_start = loss.start = loss.end + 100000;
+  loss.end = loss.start + 10;
+  calls.push_back(loss);
+  auto split = split_iterations(calls);
+  REQUIRE(split.iterations.size() == 7);
+  CHECK(split.pattern == std::vector<uint64_t>{4000, 3000, 2000});
+}
+
+TEST_CASE("iterations: Gloo executing out of issue order does not matter (seq order)") {
+  auto calls = ddp_stream({5000, 4000, 3000, 2000}, 5, 14000);
+  // Swap execution times of two buckets in each iteration; seq stays issue order.
+  for (size_t i = 1; i + 3 < calls.size(); i += 4)
+    std::swap(calls[i + 1].start, calls[i + 2].start);
+  auto split = split_iterations(calls);
+  CHECK(split.iterations.size() == 6);
+  CHECK(split.pattern == std::vector<uint64_t>{5000, 4000, 3000, 2000});
+}
+
+TEST_CASE("iterations: equal-size buckets are split by the gaps") {
+  auto calls = ddp_stream({25 << 20, 25 << 20, 25 << 20}, 5, 25 << 20);
+  auto split = split_iterations(calls);
+  // The warm-up bucket has the same size: it is one more iteration of one bucket.
+  REQUIRE(split.pattern.size() == 3);
+  CHECK(split.iterations.size() >= 5);
+}
+
+TEST_CASE("find_period picks the fundamental period") {
+  std::vector<uint64_t> s;
+  for (int i = 0; i < 10; ++i)
+    for (uint64_t b : {7, 5, 5, 3}) s.push_back(b);
+  CHECK(find_period(s) == 4);
+  CHECK(find_period({1, 2, 3, 4, 5, 6, 7, 8}) == 0);
+}
+
+namespace {
+
+std::vector<Call> matched_calls(int ranks, int n, int late_rank, int64_t late_ns,
+                                const std::vector<int64_t>& skew) {
+  std::vector<Call> calls;
+  for (int i = 0; i < n; ++i)
+    for (int r = 0; r < ranks; ++r) {
+      Call c;
+      c.rank = r;
+      c.nranks = ranks;
+      c.comm_id = 7;
+      c.seq = uint64_t(i);
+      int64_t t = int64_t(i) * 1000000 + (r == late_rank ? late_ns : 10 * r);
+      c.host_start = c.start = t + skew[r];
+      c.end = int64_t(i) * 1000000 + late_ns + 500000 + skew[r];  // everyone leaves together
+      calls.push_back(c);
+    }
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("a planted straggler is found") {
+  auto calls = matched_calls(4, 50, 2, 3000000, {0, 0, 0, 0});
+  auto late = measure_lateness(calls, {{0, "a"}, {1, "a"}, {2, "a"}, {3, "a"}});
+  CHECK(late.matched == 50);
+  CHECK(late.last_count[2] == 50);
+  CHECK(late.late_ms[2][10] == Approx(3.0));
+  CHECK(late.late_ms[0][10] == Approx(0.0));
+}
+
+TEST_CASE("skewed clocks between hosts are corrected from completions") {
+  // Host b's clock runs 40 ms ahead: uncorrected, ranks 2 and 3 would look late.
+  int64_t skew = 40000000;
+  auto calls = matched_calls(4, 30, 1, 2000000, {0, 0, skew, skew});
+  auto late = measure_lateness(calls, {{0, "a"}, {1, "a"}, {2, "b"}, {3, "b"}});
+  CHECK(late.correction_us[2] == Approx(40000.0).margin(1));
+  CHECK(late.correction_us[0] == 0);
+  CHECK(late.last_count[1] == 30);
+  CHECK(late.late_ms[2][5] < 0.1);
+}
+
+TEST_CASE("collectives not seen on every rank are not matched") {
+  auto calls = matched_calls(2, 5, -1, 0, {0, 0});
+  calls.pop_back();  // rank 1 never recorded the last one (killed)
+  auto late = measure_lateness(calls, {{0, "a"}, {1, "a"}});
+  CHECK(late.matched == 4);
+}
