@@ -26,9 +26,10 @@ class Renderer {
   virtual void write(const ReportInput& input, const std::string& target) = 0;
 };
 
-std::unique_ptr<Renderer> make_csv_renderer();    // reports/csv.cpp: one RFC 4180 file per table
-std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
-std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace.cpp: Chrome trace events (Perfetto)
-std::unique_ptr<Renderer> make_html_renderer();   // reports/html.cpp: one self-contained page
+std::unique_ptr<Renderer> make_csv_renderer();   // reports/csv.cpp: one RFC 4180 file per table
+std::unique_ptr<Renderer> make_json_renderer();  // reports/json.cpp: the contract in DESIGN.md
+std::unique_ptr<Renderer>
+make_trace_renderer();  // reports/trace.cpp: Chrome trace events (Perfetto)
+std::unique_ptr<Renderer> make_html_renderer();  // reports/html.cpp: one self-contained page
 
 }  // namespace ddpscope::reports

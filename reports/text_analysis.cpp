@@ -48,11 +48,12 @@ void print_buckets(const analysis::RunAnalysis& run, std::ostream& out) {
 
 void print_ranks(const analysis::RunAnalysis& run, std::ostream& out) {
   if (run.ranks.size() < 2) return;
-  line(out, "%-5s %-16s %12s %12s %10s %12s %12s", "rank", "host", "late ms med", "late ms p95",
-       "last %", "iter ms med", "comm ms med");
+  line(out, "%-5s %-16s %12s %12s %12s %10s %12s %12s", "rank", "host", "late ms med",
+       "late ms p95", "iter late ms", "last %", "iter ms med", "comm ms med");
   for (const auto& r : run.ranks)
-    line(out, "%-5d %-16s %12.3f %12.3f %10.1f %12.2f %12.2f", r.rank, r.host.c_str(),
-         r.late_ms_median, r.late_ms_p95, r.last_share_pct, r.iter_ms_median, r.comm_ms_median);
+    line(out, "%-5d %-16s %12.3f %12.3f %12.3f %10.1f %12.2f %12.2f", r.rank, r.host.c_str(),
+         r.late_ms_median, r.late_ms_p95, r.iteration_late_ms_median, r.last_share_pct,
+         r.iter_ms_median, r.comm_ms_median);
   out << "\n";
 }
 

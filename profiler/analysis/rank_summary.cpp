@@ -17,19 +17,13 @@ double percentile(std::vector<double> v, double q) {
   return v[k];
 }
 
-// Mean lateness of rank v.rank over each of its iterations' DDP buckets.
+// How late rank v.rank entered each of its iterations: its first bucket.
 std::vector<double> lateness_row(const RankView& v, const Lateness& late) {
   std::vector<double> row;
   for (const auto& it : v.split.iterations) {
-    double sum = 0;
-    int n = 0;
-    for (size_t i = it.first; i < it.first + it.count; ++i) {
-      auto g = late.by_collective.find({v.ddp[i].comm_id, v.ddp[i].seq});
-      if (g == late.by_collective.end() || !g->second.count(v.rank)) continue;
-      sum += g->second.at(v.rank);
-      ++n;
-    }
-    row.push_back(n ? sum / n : 0);
+    auto g = late.by_collective.find({v.ddp[it.first].comm_id, v.ddp[it.first].seq});
+    bool seen = g != late.by_collective.end() && g->second.count(v.rank);
+    row.push_back(seen ? g->second.at(v.rank) : 0);
   }
   return row;
 }
@@ -66,6 +60,13 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
     run.ranks.push_back(r);
   }
   for (const auto& v : views) run.lateness.push_back(lateness_row(v, late));
+  for (size_t i = 0; i < run.ranks.size() && i < views.size(); ++i) {
+    const auto& row = run.lateness[i];
+    std::vector<double> steady;
+    for (size_t k = 0; k < row.size(); ++k)
+      if (!views[i].split.iterations[k].warmup) steady.push_back(row[k]);
+    run.ranks[i].iteration_late_ms_median = percentile(steady, 0.5);
+  }
 }
 
 void timeline_sample(RunAnalysis& run, const std::vector<RankView>& views, int iterations,

@@ -63,18 +63,24 @@ void graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
                        double(run.buckets.size()), double(steady))});
 }
 
+// A rank is a straggler when it enters iterations (or collectives) far later
+// than the typical rank and is the one the others wait for.
 void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
   if (run.ranks.size() < 2) return;
+  auto lateness = [](const RankStats& r) {
+    return std::max(r.late_ms_median, r.iteration_late_ms_median);
+  };
   std::vector<double> lates;
-  for (const auto& r : run.ranks) lates.push_back(r.late_ms_median);
+  for (const auto& r : run.ranks) lates.push_back(lateness(r));
   std::sort(lates.begin(), lates.end());
-  double typical = lates[lates.size() / 2];
+  double typical = lates[(lates.size() - 1) / 2];
   for (const auto& r : run.ranks)
-    if (r.late_ms_median > std::max(1.0, 3 * typical) && r.last_share_pct > 50)
+    if (lateness(r) > std::max(1.0, 3 * typical))
       out.push_back({"rank " + std::to_string(r.rank), "straggler",
-                     fmt("enters collectives %.2f ms late (median; others %.2f ms) and is last "
-                         "in %.0f%% of them: look at its input pipeline, host load or GPU",
-                         r.late_ms_median, typical, r.last_share_pct) +
+                     fmt("enters iterations %.2f ms late (median; the typical rank %.2f ms) and "
+                         "is last into %.0f%% of collectives: look at its input pipeline, host "
+                         "load or GPU",
+                         lateness(r), typical, r.last_share_pct) +
                          (r.host.empty() ? "" : " (host " + r.host + ")")});
 }
 

@@ -57,6 +57,10 @@ struct RankStats {
   double late_ms_median = 0;  // how late it enters collectives after the first rank
   double late_ms_p95 = 0;
   double late_ms_max = 0;
+  // Lateness entering each iteration (its first bucket). Gloo runs a rank's
+  // collectives one after another, so a late rank delays everybody's later
+  // buckets alike: only the first bucket of an iteration shows who was late.
+  double iteration_late_ms_median = 0;
   double last_share_pct = 0;       // share of collectives it was the last to enter
   double clock_correction_us = 0;  // applied from collective completions
   double iter_ms_median = 0;
@@ -103,7 +107,7 @@ struct RunAnalysis {
   std::vector<RankStats> ranks;
   std::vector<Recommendation> recommendations;
   std::vector<TimelineSpan> timeline;
-  // lateness[r][i]: mean ms rank r entered iteration i's collectives late.
+  // lateness[r][i]: ms rank r entered iteration i (its first bucket) late.
   std::vector<std::vector<double>> lateness;
 };
 

@@ -1,0 +1,148 @@
+// Analysis and every renderer on a large generated run: 1M collectives and 5M
+// kernels over 8 ranks (DDP-like: 25 buckets per iteration, compute kernels
+// between bucket launches). Prints the time of each stage and the peak
+// resident memory. Target: analysis + all renderers <= 10 s, bounded memory.
+//
+//   bench_report_scale [--collectives N] [--kernels-per-collective K] [--dir D]
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "profiler/analysis/analyze.h"
+#include "profiler/store/merge.h"
+#include "profiler/store/schema.h"
+#include "profiler/store/writer.h"
+#include "reports/renderer.h"
+
+using namespace ddpscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kRanks = 8;
+constexpr int kBuckets = 25;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+long peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
+// One rank's file: iterations of kBuckets all-reduces, each preceded by
+// `kernels` compute kernels, plus one comm kernel per all-reduce.
+void write_rank(const std::string& path, int rank, long collectives, int kernels) {
+  store::RankWriter w(path,
+                      {{"kind", "rank"}, {"timeline", "monotonic"}, {"command_line", "bench"}});
+  store::Connection conn(path, store::Connection::Mode::read_write);
+  w.begin();
+  CommRecord comm{rank, 42, 8, rank, rank, Backend::nccl, 0, CommOrigin::init_rank, 0};
+  w.add(comm);
+  int64_t t = 1'000'000'000;
+  std::vector<std::array<int64_t, 3>> kernel_rows;
+  for (long i = 0; i < collectives; ++i) {
+    int b = int(i % kBuckets);
+    if (b == 0) t += 20'000'000;  // forward + optimizer
+    for (int k = 0; k < kernels; ++k, t += 40'000) kernel_rows.push_back({t, t + 35'000, 0});
+    CollectiveRecord c;
+    c.rank = rank;
+    c.comm_id = 42;
+    c.comm_rank = rank;
+    c.nranks = kRanks;
+    c.seq = uint64_t(i);
+    c.bytes = b == 0 ? (1u << 20) : (25u << 20);
+    c.count = c.bytes / 4;
+    c.dtype = Dtype::float32;
+    c.redop = RedOp::sum;
+    c.host_start_ns = t + rank * 1000;
+    c.host_end_ns = c.host_start_ns + 5000;
+    c.start_ns = t + 10'000;
+    c.end_ns = t + 10'000 + 900'000 + (b == kBuckets - 1) * 2'000'000;
+    c.timing = Timing::cupti;
+    w.add(c);
+    kernel_rows.push_back({c.start_ns, c.end_ns, 1});
+  }
+  ProcessRecord p;
+  p.rank = rank;
+  p.world_size = kRanks;
+  p.host = "node" + std::to_string(rank / 4);
+  p.backend = Backend::nccl;
+  w.put(p);
+  w.commit();
+  w.close();
+  conn.exec("BEGIN");
+  store::Statement k(conn,
+                     "INSERT INTO kernels(rank, device, stream, name, start_ns, end_ns, "
+                     "correlation, collective_id, kind) VALUES(?, ?, ?, ?, ?, ?, 0, NULL, ?)");
+  for (const auto& row : kernel_rows) {
+    bool comm_kernel = row[2] != 0;
+    k.bind(1, int64_t(rank));
+    k.bind(2, int64_t(rank));
+    k.bind(3, int64_t(comm_kernel ? 2 : 1));
+    k.bind_text(4, comm_kernel ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL" : "sm90_xmma_gemm");
+    k.bind(5, row[0]);
+    k.bind(6, row[1]);
+    k.bind_text(7, comm_kernel ? "comm" : "compute");
+    k.run();
+  }
+  conn.exec("COMMIT");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long collectives = 1'000'000;
+  int kernels = 4;  // compute kernels per collective: + 1 comm kernel = 5M kernels for 1M
+  std::string dir = "/tmp";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--collectives")) collectives = atol(argv[i + 1]);
+    if (!strcmp(argv[i], "--kernels-per-collective")) kernels = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
+  }
+  std::string root = dir + "/ddpscope-report-scale-" + std::to_string(getpid());
+  fs::create_directories(root);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < kRanks; ++r)
+    write_rank(root + "/rank-" + std::to_string(r) + ".db", r, collectives / kRanks, kernels);
+  store::merge_rank_files(store::find_rank_files(root), root + "/run.db");
+  printf("generated %ld collectives, %ld kernels on %d ranks in %.1f s\n", collectives,
+         collectives * (kernels + 1), kRanks, seconds_since(t0));
+
+  store::RunReader reader(root + "/run.db");
+  auto t = std::chrono::steady_clock::now();
+  auto run = analysis::analyze_run(reader);
+  double analysis_s = seconds_since(t);
+  printf("%-10s %8.2f s   (%d iterations/rank, %zu buckets, peak RSS %ld MiB)\n", "analysis",
+         analysis_s, run.iterations.count, run.buckets.size(), peak_rss_mib());
+  double total = analysis_s;
+  struct Format {
+    const char* name;
+    std::unique_ptr<reports::Renderer> r;
+    std::string target;
+  } formats[] = {{"csv", reports::make_csv_renderer(), root + "/csv"},
+                 {"json", reports::make_json_renderer(), root + "/report.json"},
+                 {"trace", reports::make_trace_renderer(), root + "/trace.json"},
+                 {"html", reports::make_html_renderer(), root + "/report.html"}};
+  for (auto& f : formats) {
+    t = std::chrono::steady_clock::now();
+    f.r->write({run, reader}, f.target);
+    double s = seconds_since(t);
+    total += s;
+    std::error_code ec;
+    auto size = fs::is_directory(f.target) ? 0 : fs::file_size(f.target, ec);
+    printf("%-10s %8.2f s   (%.1f MiB, peak RSS %ld MiB)\n", f.name, s, double(size) / (1 << 20),
+           peak_rss_mib());
+  }
+  printf("total      %8.2f s   (target <= 10 s), peak RSS %ld MiB\n", total, peak_rss_mib());
+  fs::remove_all(root);
+  return 0;
+}

@@ -1,0 +1,188 @@
+// CSV output: one RFC 4180 file per table of the analysis, for spreadsheets and
+// pandas. Columns are the struct fields in snake_case; each table is declared
+// once as (header, cell) pairs so a header can never disagree with its rows.
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reports/atomic_file.h"
+#include "reports/renderer.h"
+
+namespace ddpscope::reports {
+namespace {
+
+using namespace ddpscope::analysis;
+
+// Numbers through to_chars: locale-independent, and for doubles the shortest
+// text that reads back to the same value, in plain decimal (no exponent, which
+// some spreadsheet imports turn into text). Non-finite values are left empty.
+std::string num(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[400];  // fixed notation of DBL_MAX needs 309 digits
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  return std::string(buf, r.ptr);
+}
+std::string num(int64_t v) { return std::to_string(v); }
+std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(int v) { return std::to_string(v); }
+std::string text(std::string_view v) { return std::string(v); }
+std::string flag(bool v) { return v ? "true" : "false"; }
+
+// RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled.
+void put_field(std::string& out, const std::string& field) {
+  if (field.find_first_of(",\"\r\n") == std::string::npos) {
+    out += field;
+    return;
+  }
+  out += '"';
+  for (char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+template <class Row>
+struct Column {
+  const char* name;
+  std::function<std::string(const Row&)> cell;
+};
+
+template <class Row>
+void put_line(std::string& out, const std::vector<Column<Row>>& cols, const Row* row) {
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (i) out += ',';
+    put_field(out, row ? cols[i].cell(*row) : std::string(cols[i].name));
+  }
+  out += "\r\n";
+}
+
+// The whole file is formatted first (tables are small: one row per iteration,
+// bucket, size class, op, rank or advice), then written all-or-nothing.
+template <class Row>
+void write_table(const std::string& path, const std::vector<Column<Row>>& cols,
+                 const std::vector<Row>& rows) {
+  std::string out;
+  put_line<Row>(out, cols, nullptr);
+  for (const auto& row : rows) put_line(out, cols, &row);
+  write_atomically(path,
+                   [&](std::ostream& os) { os.write(out.data(), std::streamsize(out.size())); });
+}
+
+void write_iterations(const std::string& dir, const std::vector<IterationStats>& rows) {
+  using R = IterationStats;
+  write_table<R>(dir + "/iterations.csv",
+                 {{"rank", [](const R& r) { return num(r.rank); }},
+                  {"index", [](const R& r) { return num(r.index); }},
+                  {"warmup", [](const R& r) { return flag(r.warmup); }},
+                  {"start_ns", [](const R& r) { return num(r.start_ns); }},
+                  {"end_ns", [](const R& r) { return num(r.end_ns); }},
+                  {"iter_ms", [](const R& r) { return num(r.iter_ms); }},
+                  {"comm_ms", [](const R& r) { return num(r.comm_ms); }},
+                  {"comm_busy_ms", [](const R& r) { return num(r.comm_busy_ms); }},
+                  {"exposed_ms", [](const R& r) { return num(r.exposed_ms); }},
+                  {"buckets", [](const R& r) { return num(r.buckets); }}},
+                 rows);
+}
+
+void write_buckets(const std::string& dir, const std::vector<BucketStats>& rows) {
+  using R = BucketStats;
+  write_table<R>(dir + "/buckets.csv",
+                 {{"index", [](const R& r) { return num(r.index); }},
+                  {"bytes", [](const R& r) { return num(r.bytes); }},
+                  {"calls", [](const R& r) { return num(r.calls); }},
+                  {"median_us", [](const R& r) { return num(r.median_us); }},
+                  {"p95_us", [](const R& r) { return num(r.p95_us); }},
+                  {"algbw_gbps", [](const R& r) { return num(r.algbw_gbps); }},
+                  {"busbw_gbps", [](const R& r) { return num(r.busbw_gbps); }},
+                  {"overlap_pct", [](const R& r) { return num(r.overlap_pct); }},
+                  {"exposed_us", [](const R& r) { return num(r.exposed_us); }},
+                  {"launch_gap_us", [](const R& r) { return num(r.launch_gap_us); }}},
+                 rows);
+}
+
+void write_collectives(const std::string& dir, const std::vector<SizeClassStats>& rows) {
+  using R = SizeClassStats;
+  write_table<R>(dir + "/collectives.csv",
+                 {{"op", [](const R& r) { return text(name_of(r.op)); }},
+                  {"bytes", [](const R& r) { return num(r.bytes); }},
+                  {"nranks", [](const R& r) { return num(r.nranks); }},
+                  {"calls", [](const R& r) { return num(r.calls); }},
+                  {"median_us", [](const R& r) { return num(r.median_us); }},
+                  {"p95_us", [](const R& r) { return num(r.p95_us); }},
+                  {"algbw_gbps", [](const R& r) { return num(r.algbw_gbps); }},
+                  {"busbw_gbps", [](const R& r) { return num(r.busbw_gbps); }}},
+                 rows);
+}
+
+void write_ops(const std::string& dir, const std::vector<OpSummary>& rows) {
+  using R = OpSummary;
+  write_table<R>(dir + "/ops.csv",
+                 {{"op", [](const R& r) { return text(name_of(r.op)); }},
+                  {"ranks", [](const R& r) { return num(r.ranks); }},
+                  {"calls", [](const R& r) { return num(r.calls); }},
+                  {"bytes", [](const R& r) { return num(r.bytes); }},
+                  {"total_ms", [](const R& r) { return num(r.total_ms); }},
+                  {"median_us", [](const R& r) { return num(r.median_us); }},
+                  {"p95_us", [](const R& r) { return num(r.p95_us); }},
+                  {"algbw_gbps", [](const R& r) { return num(r.algbw_gbps); }},
+                  {"busbw_gbps", [](const R& r) { return num(r.busbw_gbps); }},
+                  {"timing", [](const R& r) { return text(name_of(r.timing)); }}},
+                 rows);
+}
+
+void write_ranks(const std::string& dir, const std::vector<RankStats>& rows) {
+  using R = RankStats;
+  write_table<R>(
+      dir + "/ranks.csv",
+      {{"rank", [](const R& r) { return num(r.rank); }},
+       {"host", [](const R& r) { return r.host; }},
+       {"late_ms_median", [](const R& r) { return num(r.late_ms_median); }},
+       {"late_ms_p95", [](const R& r) { return num(r.late_ms_p95); }},
+       {"late_ms_max", [](const R& r) { return num(r.late_ms_max); }},
+       {"iteration_late_ms_median", [](const R& r) { return num(r.iteration_late_ms_median); }},
+       {"last_share_pct", [](const R& r) { return num(r.last_share_pct); }},
+       {"clock_correction_us", [](const R& r) { return num(r.clock_correction_us); }},
+       {"iter_ms_median", [](const R& r) { return num(r.iter_ms_median); }},
+       {"comm_ms_median", [](const R& r) { return num(r.comm_ms_median); }},
+       {"collectives", [](const R& r) { return num(r.collectives); }},
+       {"dropped_events", [](const R& r) { return num(r.dropped_events); }}},
+      rows);
+}
+
+void write_recommendations(const std::string& dir, const std::vector<Recommendation>& rows) {
+  using R = Recommendation;
+  write_table<R>(dir + "/recommendations.csv",
+                 {{"setting", [](const R& r) { return r.setting; }},
+                  {"value", [](const R& r) { return r.value; }},
+                  {"reason", [](const R& r) { return r.reason; }}},
+                 rows);
+}
+
+class CsvRenderer : public Renderer {
+ public:
+  void write(const ReportInput& input, const std::string& target) override {
+    std::error_code ec;
+    std::filesystem::create_directories(target, ec);
+    if (ec) throw std::runtime_error(target + ": cannot create directory (" + ec.message() + ")");
+    if (!std::filesystem::is_directory(target))
+      throw std::runtime_error(target + ": not a directory (CSV output is one file per table)");
+    const auto& run = input.run;
+    write_iterations(target, run.iteration_list);
+    write_buckets(target, run.buckets);
+    write_collectives(target, run.collectives);
+    write_ops(target, run.ops);
+    write_ranks(target, run.ranks);
+    write_recommendations(target, run.recommendations);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Renderer> make_csv_renderer() { return std::make_unique<CsvRenderer>(); }
+
+}  // namespace ddpscope::reports

@@ -1,0 +1,50 @@
+// The pieces of the HTML report (reports/html.cpp puts them together). Text
+// sections are rendered here in C++, already escaped, so the page reads well
+// even with scripts off; charts are drawn in the browser from one JSON blob.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "profiler/analysis/run_analysis.h"
+
+namespace ddpscope::reports::html {
+
+// Size caps that keep the page under ~2 MB however long the run was.
+constexpr size_t kMaxIterationRows = 500;
+constexpr size_t kMaxRankRows = 1024;
+constexpr size_t kMaxTimelineSpans = 20000;
+constexpr size_t kMaxHeatmapCells = 40000;
+
+// --- html_text.cpp: escaping and number formatting ---
+std::string escape(std::string_view text);  // for element content and quoted attributes
+// The JSON text made safe inside <script>: no "</" (ends the element) and no
+// "<!--" (switches the parser into a script-data-escaped state).
+std::string script_safe(const nlohmann::json& j);
+std::string fixed(double v, int decimals);  // "-" for NaN/inf
+std::string bytes_text(double bytes);       // 1.5 MiB
+double rounded(double v, int significant);  // fewer digits in the embedded JSON
+
+// --- html_data.cpp: what the charts draw ---
+nlohmann::json chart_data(const analysis::RunAnalysis& run);
+
+// --- html_sections.cpp: header, summary cards, recommendations ---
+void write_header(const analysis::RunAnalysis& run, std::ostream& out);
+void write_cards(const analysis::RunAnalysis& run, std::ostream& out);
+void write_recommendations(const analysis::RunAnalysis& run, std::ostream& out);
+
+// --- html_tables.cpp: iterations, ranks, ops ---
+void write_iteration_table(const analysis::RunAnalysis& run, std::ostream& out);
+void write_rank_table(const analysis::RunAnalysis& run, std::ostream& out);
+void write_op_table(const analysis::RunAnalysis& run, std::ostream& out);
+
+// --- html_style.cpp, html_script_*.cpp: inline assets, in page order ---
+extern const char* const kStyle;
+extern const char* const kScriptCore;      // error capture, SVG helpers, axes, tooltip
+extern const char* const kScriptCharts;    // buckets, bandwidth, overlap
+extern const char* const kScriptTimeline;  // timeline, heatmap, then draws everything
+
+}  // namespace ddpscope::reports::html

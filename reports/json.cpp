@@ -1,0 +1,167 @@
+// JSON output: the whole analysis as one object, a public contract for scripts
+// and CI (field names are the analysis structs' fields; never rename, only add).
+// Key order follows the structs so the file reads like the terminal report.
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "reports/atomic_file.h"
+#include "reports/renderer.h"
+
+namespace ddpscope::reports {
+namespace {
+
+using namespace ddpscope::analysis;
+using Json = nlohmann::ordered_json;
+
+// JSON has no NaN or infinity: an undefined figure (e.g. a bandwidth with no
+// duration) is null, which every parser accepts.
+Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json text(std::string_view v) { return Json(std::string(v)); }
+
+Json iterations_summary(const RunAnalysis& run) {
+  const auto& it = run.iterations;
+  return {{"count", it.count},
+          {"warmup", it.warmup},
+          {"median_ms", num(it.median_ms)},
+          {"p95_ms", num(it.p95_ms)},
+          {"mean_ms", num(it.mean_ms)},
+          {"comm_median_ms", num(it.comm_median_ms)},
+          {"exposed_median_ms", num(it.exposed_median_ms)},
+          {"busy_median_ms", num(it.busy_median_ms)}};
+}
+
+Json to_json(const IterationStats& i) {
+  return {{"rank", i.rank},
+          {"index", i.index},
+          {"warmup", i.warmup},
+          {"start_ns", i.start_ns},
+          {"end_ns", i.end_ns},
+          {"iter_ms", num(i.iter_ms)},
+          {"comm_ms", num(i.comm_ms)},
+          {"comm_busy_ms", num(i.comm_busy_ms)},
+          {"exposed_ms", num(i.exposed_ms)},
+          {"buckets", i.buckets}};
+}
+
+Json to_json(const BucketStats& b) {
+  return {{"index", b.index},
+          {"bytes", b.bytes},
+          {"calls", b.calls},
+          {"median_us", num(b.median_us)},
+          {"p95_us", num(b.p95_us)},
+          {"algbw_gbps", num(b.algbw_gbps)},
+          {"busbw_gbps", num(b.busbw_gbps)},
+          {"overlap_pct", num(b.overlap_pct)},
+          {"exposed_us", num(b.exposed_us)},
+          {"launch_gap_us", num(b.launch_gap_us)}};
+}
+
+Json to_json(const SizeClassStats& s) {
+  return {{"op", text(name_of(s.op))},
+          {"bytes", s.bytes},
+          {"nranks", s.nranks},
+          {"calls", s.calls},
+          {"median_us", num(s.median_us)},
+          {"p95_us", num(s.p95_us)},
+          {"algbw_gbps", num(s.algbw_gbps)},
+          {"busbw_gbps", num(s.busbw_gbps)}};
+}
+
+Json to_json(const OpSummary& o) {
+  return {{"op", text(name_of(o.op))},
+          {"ranks", o.ranks},
+          {"calls", o.calls},
+          {"bytes", o.bytes},
+          {"total_ms", num(o.total_ms)},
+          {"median_us", num(o.median_us)},
+          {"p95_us", num(o.p95_us)},
+          {"algbw_gbps", num(o.algbw_gbps)},
+          {"busbw_gbps", num(o.busbw_gbps)},
+          {"timing", text(name_of(o.timing))}};
+}
+
+Json to_json(const RankStats& r) {
+  return {{"rank", r.rank},
+          {"host", r.host},
+          {"late_ms_median", num(r.late_ms_median)},
+          {"late_ms_p95", num(r.late_ms_p95)},
+          {"late_ms_max", num(r.late_ms_max)},
+          {"iteration_late_ms_median", num(r.iteration_late_ms_median)},
+          {"last_share_pct", num(r.last_share_pct)},
+          {"clock_correction_us", num(r.clock_correction_us)},
+          {"iter_ms_median", num(r.iter_ms_median)},
+          {"comm_ms_median", num(r.comm_ms_median)},
+          {"collectives", r.collectives},
+          {"dropped_events", r.dropped_events}};
+}
+
+Json to_json(const Recommendation& r) {
+  return {{"setting", r.setting}, {"value", r.value}, {"reason", r.reason}};
+}
+
+Json to_json(const TimelineSpan& s) {
+  return {{"rank", s.rank}, {"iteration", s.iteration},    {"kind", s.kind},
+          {"name", s.name}, {"start_ms", num(s.start_ms)}, {"end_ms", num(s.end_ms)}};
+}
+
+template <class T>
+Json array_of(const std::vector<T>& items) {
+  Json a = Json::array();
+  for (const auto& item : items) a.push_back(to_json(item));
+  return a;
+}
+
+Json lateness(const RunAnalysis& run) {
+  Json rows = Json::array();
+  for (const auto& rank_row : run.lateness) {
+    Json row = Json::array();
+    for (double v : rank_row) row.push_back(num(v));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Json report(const RunAnalysis& run) {
+  Json j;
+  j["ddpscope_version"] = DDPSCOPE_VERSION;
+  j["path"] = run.path;
+  j["command"] = run.command;
+  j["world_size"] = run.world_size;
+  j["ranks_recorded"] = run.ranks_recorded;
+  j["backend"] = run.backend;
+  j["timing"] = run.timing;
+  j["compute_source"] = run.compute_source;
+  j["iterations"] = iterations_summary(run);
+  j["buckets"] = array_of(run.buckets);
+  j["collectives"] = array_of(run.collectives);
+  j["ops"] = array_of(run.ops);
+  j["ranks"] = array_of(run.ranks);
+  j["recommendations"] = array_of(run.recommendations);
+  j["iteration_list"] = array_of(run.iteration_list);
+  j["timeline"] = array_of(run.timeline);
+  j["lateness"] = lateness(run);
+  return j;
+}
+
+class JsonRenderer : public Renderer {
+ public:
+  void write(const ReportInput& input, const std::string& target) override {
+    // Built before the file is opened: a model error never leaves a temp file.
+    // Host names and command lines are bytes, not necessarily UTF-8: replace
+    // invalid sequences instead of failing the whole report.
+    std::string text =
+        report(input.run).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+    text += '\n';
+    write_atomically(
+        target, [&](std::ostream& os) { os.write(text.data(), std::streamsize(text.size())); });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Renderer> make_json_renderer() { return std::make_unique<JsonRenderer>(); }
+
+}  // namespace ddpscope::reports

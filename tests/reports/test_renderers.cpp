@@ -1,0 +1,244 @@
+// CSV and JSON renderers: what they write reads back with a strict parser and
+// carries every value; a target that cannot be written fails with one line
+// naming it and leaves nothing behind.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "reports/renderer.h"
+#include "tests/reports/fixtures.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+using namespace ddpscope::testing;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Table = std::vector<std::vector<std::string>>;
+
+struct Rendered {
+  std::string dir;
+  analysis::RunAnalysis run = sample_analysis();
+  SampleRun db;
+  explicit Rendered(const std::string& name) : dir(temp_dir(name)), db(make_run_db(dir)) {}
+  ~Rendered() { fs::remove_all(dir); }
+  void write(reports::Renderer& r, const std::string& target) {
+    store::RunReader reader(db.path);
+    r.write({run, reader}, target);
+  }
+};
+
+Table csv_table(const std::string& dir, const std::string& name,
+                const std::vector<std::string>& header) {
+  Table t = parse_csv(read_text(dir + "/" + name));
+  REQUIRE(!t.empty());
+  CHECK(t[0] == header);
+  for (const auto& row : t) CHECK(row.size() == header.size());
+  return t;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string error_of(reports::Renderer& r, Rendered& fixture, const std::string& target) {
+  try {
+    fixture.write(r, target);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("CSV: one RFC 4180 file per table, headers are the struct fields") {
+  Rendered f("csv");
+  std::string out = f.dir + "/csv/nested";  // created, parents included
+  auto csv = reports::make_csv_renderer();
+  f.write(*csv, out);
+  CHECK(files_in(out) == std::vector<std::string>{"buckets.csv", "collectives.csv",
+                                                  "iterations.csv", "ops.csv", "ranks.csv",
+                                                  "recommendations.csv"});
+
+  auto it = csv_table(out, "iterations.csv",
+                      {"rank", "index", "warmup", "start_ns", "end_ns", "iter_ms", "comm_ms",
+                       "comm_busy_ms", "exposed_ms", "buckets"});
+  REQUIRE(it.size() == 3);
+  CHECK(it[1] == std::vector<std::string>{"0", "0", "true", "1000", "2000", "0.001", "0.0005",
+                                          "0.0004", "0.0001", "3"});
+  CHECK(it[2][3] == "1700000000123456789");
+
+  auto b = csv_table(out, "buckets.csv",
+                     {"index", "bytes", "calls", "median_us", "p95_us", "algbw_gbps", "busbw_gbps",
+                      "overlap_pct", "exposed_us", "launch_gap_us"});
+  REQUIRE(b.size() == 3);
+  CHECK(b[1][1] == "26214400");
+  CHECK(b[1][3] == "2500.5");
+  CHECK(b[2][5] == "");  // NaN and infinity: no value
+  CHECK(b[2][6] == "");
+
+  auto c = csv_table(
+      out, "collectives.csv",
+      {"op", "bytes", "nranks", "calls", "median_us", "p95_us", "algbw_gbps", "busbw_gbps"});
+  CHECK(c.at(1)[0] == "allreduce");
+
+  auto ops = csv_table(out, "ops.csv",
+                       {"op", "ranks", "calls", "bytes", "total_ms", "median_us", "p95_us",
+                        "algbw_gbps", "busbw_gbps", "timing"});
+  CHECK(ops.at(1) == std::vector<std::string>{"allreduce", "2", "32", "436207616", "41.5", "1234.5",
+                                              "3000", "10.5", "10.5", "event"});
+
+  auto ranks = csv_table(out, "ranks.csv",
+                         {"rank", "host", "late_ms_median", "late_ms_p95", "late_ms_max",
+                          "iteration_late_ms_median", "last_share_pct", "clock_correction_us",
+                          "iter_ms_median", "comm_ms_median", "collectives", "dropped_events"});
+  REQUIRE(ranks.size() == 3);
+  CHECK(ranks[2][1] == "node,1");
+  CHECK(ranks[2][5] == "4.25");
+  CHECK(ranks[2][7] == "-12.5");
+  CHECK(ranks[2][11] == "7");
+
+  auto rec = csv_table(out, "recommendations.csv", {"setting", "value", "reason"});
+  REQUIRE(rec.size() == 3);
+  CHECK(rec[1] == std::vector<std::string>{"bucket_cap_mb", "100", kAwkwardReason});
+  CHECK(rec[2] == std::vector<std::string>{"rank 1", "", "late"});
+}
+
+TEST_CASE("CSV: an empty analysis still writes every header") {
+  Rendered f("csv-empty");
+  f.run = analysis::RunAnalysis{};
+  auto csv = reports::make_csv_renderer();
+  f.write(*csv, f.dir + "/out");
+  CHECK(parse_csv(read_text(f.dir + "/out/ops.csv")).size() == 1);
+  CHECK(read_text(f.dir + "/out/recommendations.csv") == "setting,value,reason\r\n");
+}
+
+TEST_CASE("JSON: the public contract, with null for undefined figures") {
+  Rendered f("json");
+  auto json = reports::make_json_renderer();
+  f.write(*json, f.dir + "/report.json");
+  std::string text = read_text(f.dir + "/report.json");
+  CHECK(text.rfind("{\n \"", 0) == 0);  // pretty-printed, 1-space indent
+  Json j = Json::parse(text);
+
+  for (const char* key :
+       {"world_size", "backend", "timing", "ranks_recorded", "command", "iterations", "buckets",
+        "collectives", "ops", "ranks", "recommendations", "iteration_list", "lateness"})
+    CHECK(j.contains(key));
+  CHECK(j["world_size"] == 2);
+  CHECK(j["backend"] == "nccl");
+  CHECK(j["timing"] == "event");
+  CHECK(j["ranks_recorded"] == 2);
+  CHECK(j["command"] == "python train.py --tag \"a,b\"");
+  CHECK(j["iterations"] == Json{{"count", 10},
+                                {"warmup", 2},
+                                {"median_ms", 101.5},
+                                {"p95_ms", 120.25},
+                                {"mean_ms", 103.0},
+                                {"comm_median_ms", 40.5},
+                                {"exposed_median_ms", 12.75},
+                                {"busy_median_ms", 38.0}});
+
+  REQUIRE(j["buckets"].size() == 2);
+  CHECK(j["buckets"][0] == Json{{"index", 0},
+                                {"bytes", 26214400},
+                                {"calls", 16},
+                                {"median_us", 2500.5},
+                                {"p95_us", 3100.0},
+                                {"algbw_gbps", 10.48576},
+                                {"busbw_gbps", 10.48576},
+                                {"overlap_pct", 80.0},
+                                {"exposed_us", 500.0},
+                                {"launch_gap_us", 120.0}});
+  CHECK(j["buckets"][1]["algbw_gbps"].is_null());
+  CHECK(j["buckets"][1]["busbw_gbps"].is_null());
+
+  CHECK(j["collectives"][0] == Json{{"op", "allreduce"},
+                                    {"bytes", 26214400},
+                                    {"nranks", 2},
+                                    {"calls", 16},
+                                    {"median_us", 2500.5},
+                                    {"p95_us", 3100.0},
+                                    {"algbw_gbps", 10.48576},
+                                    {"busbw_gbps", 10.48576}});
+  CHECK(j["ops"][0] == Json{{"op", "allreduce"},
+                            {"ranks", 2},
+                            {"calls", 32},
+                            {"bytes", 436207616},
+                            {"total_ms", 41.5},
+                            {"median_us", 1234.5},
+                            {"p95_us", 3000.0},
+                            {"algbw_gbps", 10.5},
+                            {"busbw_gbps", 10.5},
+                            {"timing", "event"}});
+  CHECK(j["ranks"][1] == Json{{"rank", 1},
+                              {"host", "node,1"},
+                              {"late_ms_median", 1.5},
+                              {"late_ms_p95", 2.5},
+                              {"late_ms_max", 3.75},
+                              {"iteration_late_ms_median", 4.25},
+                              {"last_share_pct", 75.0},
+                              {"clock_correction_us", -12.5},
+                              {"iter_ms_median", 101.0},
+                              {"comm_ms_median", 41.0},
+                              {"collectives", 16},
+                              {"dropped_events", 7}});
+  CHECK(j["recommendations"][0] ==
+        Json{{"setting", "bucket_cap_mb"}, {"value", "100"}, {"reason", kAwkwardReason}});
+  CHECK(j["iteration_list"][1] == Json{{"rank", 1},
+                                       {"index", 3},
+                                       {"warmup", false},
+                                       {"start_ns", 1'700'000'000'123'456'789},
+                                       {"end_ns", 1'700'000'000'223'456'789},
+                                       {"iter_ms", 100.0},
+                                       {"comm_ms", 40.0},
+                                       {"comm_busy_ms", 38.0},
+                                       {"exposed_ms", 12.5},
+                                       {"buckets", 4}});
+  CHECK(j["lateness"] == Json::parse("[[0.0, 0.5], [1.25, null]]"));
+  CHECK(files_in(f.dir) ==
+        std::vector<std::string>{"rank-0.db", "rank-1.db", "report.json", "run.db"});
+}
+
+TEST_CASE("JSON: text that is not UTF-8 is replaced, not fatal") {
+  Rendered f("json-bytes");
+  f.run.ranks[0].host = "node\xff";
+  auto json = reports::make_json_renderer();
+  f.write(*json, f.dir + "/report.json");
+  CHECK(Json::parse(read_text(f.dir + "/report.json"))["ranks"][0]["host"] == "node\xEF\xBF\xBD");
+}
+
+TEST_CASE("Renderers: an unwritable target throws one line naming it, leaves nothing") {
+  Rendered f("errors");
+  std::vector<std::unique_ptr<reports::Renderer>> all;
+  all.push_back(reports::make_csv_renderer());
+  all.push_back(reports::make_json_renderer());
+  all.push_back(reports::make_trace_renderer());
+  for (auto& r : all) {
+    std::string msg = error_of(*r, f, "/proc/x/report.json");
+    CHECK(msg.rfind("/proc/x/report.json", 0) == 0);
+    CHECK(msg.find('\n') == std::string::npos);
+    CHECK(!fs::exists("/proc/x"));
+  }
+  // A directory in the way: the rename fails after the content was written,
+  // and the temporary file must go.
+  fs::create_directories(f.dir + "/out/busy/inner");
+  for (size_t i = 1; i < all.size(); ++i) {
+    CHECK(error_of(*all[i], f, f.dir + "/out/busy").rfind(f.dir + "/out/busy:", 0) == 0);
+    CHECK(files_in(f.dir + "/out") == std::vector<std::string>{"busy"});
+    CHECK(files_in(f.dir + "/out/busy") == std::vector<std::string>{"inner"});
+  }
+  // CSV into an existing file: it needs a directory.
+  std::ofstream(f.dir + "/out/plain") << "x";
+  CHECK(error_of(*all[0], f, f.dir + "/out/plain").rfind(f.dir + "/out/plain:", 0) == 0);
+  CHECK(read_text(f.dir + "/out/plain") == "x");
+}

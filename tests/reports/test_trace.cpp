@@ -1,0 +1,172 @@
+// The Perfetto trace: valid Chrome trace-event JSON, a process per rank, a
+// track per stream / thread / kernel kind / NVTX domain, and exact times.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "reports/renderer.h"
+#include "tests/reports/fixtures.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+using namespace ddpscope::testing;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Trace {
+  Json root;
+  std::map<int, std::vector<std::string>> processes;       // pid -> process_name(s)
+  std::map<std::pair<int, int64_t>, std::string> threads;  // (pid, tid) -> thread_name
+  std::vector<Json> slices;                                // "X" events
+
+  std::string track(const Json& e) const {
+    auto it = threads.find({e["pid"].get<int>(), e["tid"].get<int64_t>()});
+    return it == threads.end() ? "" : it->second;
+  }
+  std::vector<Json> named(const std::string& name) const {
+    std::vector<Json> out;
+    for (const auto& e : slices)
+      if (e["name"] == name) out.push_back(e);
+    return out;
+  }
+};
+
+Trace render(const std::string& dir, int extra = 0) {
+  SampleRun db = make_run_db(dir, extra);
+  analysis::RunAnalysis run;
+  store::RunReader reader(db.path);
+  reports::make_trace_renderer()->write({run, reader}, dir + "/trace.json");
+  Trace t;
+  t.root = Json::parse(read_text(dir + "/trace.json"));
+  for (const auto& e : t.root.at("traceEvents")) {
+    REQUIRE(e.contains("ph"));
+    REQUIRE(e.contains("pid"));
+    REQUIRE(e["ts"].is_number());
+    if (e["ph"] == "X") {
+      CHECK(e["dur"].get<double>() >= 0);
+      CHECK(e["ts"].get<double>() >= 0);
+      t.slices.push_back(e);
+    } else if (e["name"] == "process_name") {
+      t.processes[e["pid"]].push_back(e["args"]["name"]);
+    } else if (e["name"] == "thread_name") {
+      auto key = std::make_pair(e["pid"].get<int>(), e["tid"].get<int64_t>());
+      CHECK(t.threads.count(key) == 0);  // each track named once
+      t.threads[key] = e["args"]["name"];
+    }
+  }
+  return t;
+}
+
+std::set<std::string> tracks_of(const Trace& t, int pid) {
+  std::set<std::string> names;
+  for (const auto& [key, name] : t.threads)
+    if (key.first == pid) CHECK(names.insert(name).second);  // no two tids per track
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("Trace: a process per rank, a track per stream, thread and kind") {
+  std::string dir = temp_dir("trace");
+  Trace t = render(dir);
+  CHECK(t.root["displayTimeUnit"] == "ms");
+  CHECK(t.root["otherData"]["timeline"] == "wall");
+  CHECK(t.processes ==
+        std::map<int, std::vector<std::string>>{{0, {"rank 0 (node0)"}}, {1, {"rank 1 (node1)"}}});
+  CHECK(tracks_of(t, 0) ==
+        std::set<std::string>{"stream 0x10", "stream 0x20", "thread 77", "host calls (thread 42)",
+                              "compute kernels (stream 0x10)", "comm kernels (stream 0x10)",
+                              "memcpy/memset (stream 0x20)", "nvtx pytorch (thread 42)",
+                              "nvtx (thread 42)", "syncs (thread 42)"});
+  CHECK(tracks_of(t, 1) == std::set<std::string>{"stream 0x30"});
+  for (const auto& e : t.slices) {
+    if (e["cat"] == "nccl") CHECK(t.track(e).rfind("stream 0x", 0) == 0);
+    if (e["cat"] == "gloo") CHECK(t.track(e) == "thread 77");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Trace: collectives with their args, device and host intervals") {
+  std::string dir = temp_dir("trace-times");
+  Trace t = render(dir);
+  auto all = t.named("allreduce");
+  int collectives = 0;
+  for (const auto& e : all) collectives += e["cat"] != "host";
+  CHECK(collectives == 6);
+
+  // Rank 0's first all-reduce: device 15.0..115.5 us, host call 10..13 us on
+  // rank 0's monotonic clock; the trace starts at the NVTX range at 1 us.
+  std::vector<Json> first;
+  for (const auto& e : all)
+    if (e["pid"] == 0 && e["args"]["seq"] == 0) first.push_back(e);
+  REQUIRE(first.size() == 2);
+  const Json& dev = first[0]["cat"] == "nccl" ? first[0] : first[1];
+  const Json& host = first[0]["cat"] == "nccl" ? first[1] : first[0];
+  CHECK(dev["ts"] == 14);
+  CHECK(dev["dur"] == 100.5);
+  CHECK(t.track(dev) == "stream 0x10");
+  CHECK(dev["args"] == Json{{"bytes", 4096},
+                            {"count", 1024},
+                            {"dtype", "float32"},
+                            {"seq", 0},
+                            {"comm_id", "0x7123456789abcdef"},
+                            {"group_id", 0},
+                            {"nranks", 2},
+                            {"timing", "event"}});
+  CHECK(host["cat"] == "host");
+  CHECK(host["ts"] == 9);
+  CHECK(host["dur"] == 3);
+  CHECK(t.track(host) == "host calls (thread 42)");
+
+  // Host-timed calls have no separate host track: the slice is the call.
+  for (const auto& e : all)
+    if (e["pid"] == 1) {
+      CHECK(e["cat"] == "nccl");
+      CHECK(e["args"]["timing"] == "host");
+      CHECK(e["dur"] == 3);
+    }
+  // Rank 1's clock starts 1 ms later on the wall timeline.
+  CHECK(all.back()["pid"] == 1);
+  CHECK(all.back()["ts"] == 1029);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Trace: kernels by kind, NVTX ranges by domain, syncs") {
+  std::string dir = temp_dir("trace-kernels");
+  Trace t = render(dir);
+  auto one = [&](const std::string& name) {
+    auto found = t.named(name);
+    REQUIRE(found.size() == 1);
+    return found[0];
+  };
+  CHECK(t.track(one("sgemm_128x64")) == "compute kernels (stream 0x10)");
+  Json comm = one("ncclDevKernel_AllReduce_Sum_f32");
+  CHECK(t.track(comm) == "comm kernels (stream 0x10)");
+  CHECK(comm["args"]["collective_id"] == 1);
+  CHECK(comm["ts"] == 5);
+  CHECK(comm["dur"] == 98);
+  CHECK(t.track(one("Memcpy HtoD")) == "memcpy/memset (stream 0x20)");
+  CHECK(t.track(one("Memset")) == "memcpy/memset (stream 0x20)");
+  Json step = one("step \"1\"");  // quotes in a name survive
+  CHECK(t.track(step) == "nvtx (thread 42)");
+  CHECK(step["ts"] == 0);  // the earliest event of the run
+  CHECK(step["dur"] == 399);
+  CHECK(t.track(one("forward")) == "nvtx pytorch (thread 42)");
+  CHECK(t.track(one("cudaStreamSynchronize")) == "syncs (thread 42)");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Trace: a run larger than the write buffer streams out whole") {
+  std::string dir = temp_dir("trace-large");
+  Trace t = render(dir, 20000);
+  CHECK(fs::file_size(dir + "/trace.json") > (2u << 20));
+  size_t rank1 = 0;
+  for (const auto& e : t.slices) rank1 += e["pid"] == 1;
+  CHECK(rank1 == 20002);
+  CHECK(tracks_of(t, 1) == std::set<std::string>{"stream 0x30"});
+  fs::remove_all(dir);
+}
