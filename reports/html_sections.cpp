@@ -64,13 +64,13 @@ void write_cards(const analysis::RunAnalysis& run, std::ostream& out) {
   card(out, "buckets / iteration", std::to_string(buckets_per_iteration(run)),
        std::to_string(run.buckets.size()) + " bucket positions");
   auto slowest = std::max_element(run.ranks.begin(), run.ranks.end(), [](auto& a, auto& b) {
-    return a.late_ms_median < b.late_ms_median;
+    return analysis::straggle_ms(a) < analysis::straggle_ms(b);
   });
   if (slowest == run.ranks.end()) {
     card(out, "slowest rank", "-", "no ranks recorded");
   } else {
     card(out, "slowest rank", "rank " + std::to_string(slowest->rank),
-         "median " + fixed(slowest->late_ms_median, 2) + " ms late" +
+         "median " + fixed(analysis::straggle_ms(*slowest), 2) + " ms late" +
              (slowest->host.empty() ? "" : " (" + slowest->host + ")"));
   }
   uint64_t dropped = std::accumulate(run.ranks.begin(), run.ranks.end(), uint64_t{0},

@@ -120,15 +120,15 @@ void write_rank_table(const analysis::RunAnalysis& run, std::ostream& out) {
   }
   // The same rank the "slowest rank" card names: the first with the largest lateness.
   auto slowest = std::max_element(run.ranks.begin(), run.ranks.end(), [](auto& a, auto& b) {
-    return a.late_ms_median < b.late_ms_median;
+    return analysis::straggle_ms(a) < analysis::straggle_ms(b);
   });
-  table_head(out,
-             {"rank", "host", "iteration ms", "comm ms", "late median ms", "late p95 ms",
-              "late max ms", "last to enter %", "clock corr. &micro;s", "collectives", "dropped"});
+  table_head(out, {"rank", "host", "iteration ms", "comm ms", "late median ms", "late p95 ms",
+                   "late max ms", "iteration late ms", "last to enter %", "clock corr. &micro;s",
+                   "collectives", "dropped"});
   size_t shown = std::min(run.ranks.size(), kMaxRankRows);
   for (size_t i = 0; i < shown; ++i) {
     const auto& r = run.ranks[i];
-    bool highlight = &r == &*slowest && r.late_ms_median > 0;
+    bool highlight = &r == &*slowest && analysis::straggle_ms(r) > 0;
     out << "<tr" << (highlight ? " class=\"slowest\"" : "") << ">";
     cell(out, std::to_string(r.rank));
     text_cell(out, r.host);
@@ -137,6 +137,7 @@ void write_rank_table(const analysis::RunAnalysis& run, std::ostream& out) {
     cell(out, fixed(r.late_ms_median, 2));
     cell(out, fixed(r.late_ms_p95, 2));
     cell(out, fixed(r.late_ms_max, 2));
+    cell(out, fixed(r.iteration_late_ms_median, 2));
     cell(out, fixed(r.last_share_pct, 1));
     cell(out, fixed(r.clock_correction_us, 1));
     cell(out, std::to_string(r.collectives));

@@ -67,9 +67,7 @@ void graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
 // than the typical rank and is the one the others wait for.
 void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
   if (run.ranks.size() < 2) return;
-  auto lateness = [](const RankStats& r) {
-    return std::max(r.late_ms_median, r.iteration_late_ms_median);
-  };
+  auto lateness = straggle_ms;
   std::vector<double> lates;
   for (const auto& r : run.ranks) lates.push_back(lateness(r));
   std::sort(lates.begin(), lates.end());

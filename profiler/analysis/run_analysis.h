@@ -69,6 +69,13 @@ struct RankStats {
   uint64_t dropped_events = 0;
 };
 
+// How far behind a rank runs: the larger of its median collective lateness and
+// its median iteration-entry lateness (what the straggler card and rule use).
+inline double straggle_ms(const RankStats& r) {
+  return r.late_ms_median > r.iteration_late_ms_median ? r.late_ms_median
+                                                       : r.iteration_late_ms_median;
+}
+
 struct Recommendation {
   std::string setting;  // e.g. "bucket_cap_mb", "NCCL_ALGO", "rank 3"
   std::string value;
