@@ -136,6 +136,16 @@ class Tracks {
     for (const auto& p : processes) announce(p.rank);
   }
   int64_t tid(int rank, Track kind, uint64_t id, const std::string& domain = "") {
+    // Consecutive events mostly share a track: skip the map for a repeat.
+    if (domain.empty() && last_.rank == rank && last_.kind == kind && last_.id == id)
+      return last_.tid;
+    int64_t t = lookup(rank, kind, id, domain);
+    if (domain.empty()) last_ = {rank, kind, id, t};
+    return t;
+  }
+
+ private:
+  int64_t lookup(int rank, Track kind, uint64_t id, const std::string& domain) {
     auto key = std::make_tuple(rank, kind, id, domain);
     auto it = ids_.find(key);
     if (it != ids_.end()) return it->second;
@@ -145,8 +155,12 @@ class Tracks {
     w_.meta("thread_name", rank, tid, "name", track_name(kind, id, domain));
     return tid;
   }
-
- private:
+  struct Last {
+    int rank = -1;
+    Track kind = Track::stream;
+    uint64_t id = 0;
+    int64_t tid = 0;
+  } last_;
   void announce(int rank) {
     if (!announced_.insert(rank).second) return;
     auto host = hosts_.find(rank);
@@ -228,9 +242,9 @@ void write_kernels(EventWriter& w, Tracks& tracks, store::Connection& db) {
                      "correlation, device FROM kernels WHERE start_ns IS NOT NULL");
   while (s.step()) {
     int rank = int(s.int64(0));
-    std::string name = s.text(2);
+    std::string_view name = s.text_view(2);  // no copies: millions of rows
     bool for_collective = !s.is_null(6);
-    Track kind = kernel_track(s.text(5), for_collective, name);  // kinds are lower-case
+    Track kind = kernel_track(s.text_view(5), for_collective, name);  // kinds are lower-case
     int64_t tid = tracks.tid(rank, kind, uint64_t(s.int64(1)));
     std::string& out = w.slice(name, "kernel", rank, tid, s.int64(3), s.time(4));
     arg(out, "device", s.int64(8));

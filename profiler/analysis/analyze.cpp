@@ -53,7 +53,8 @@ std::vector<Interval> query_intervals(store::RunReader& reader, const std::strin
   return out;
 }
 
-RankView make_view(store::RunReader& reader, const std::vector<Call>& calls, int rank) {
+RankView make_view(store::RunReader& reader, const std::vector<Call>& calls, int rank,
+                   std::vector<Interval> compute) {
   RankView v;
   v.rank = rank;
   uint64_t comm = ddp_comm(calls, rank);
@@ -66,13 +67,20 @@ RankView make_view(store::RunReader& reader, const std::vector<Call>& calls, int
       "'iteration%' OR name LIKE 'train_step%') ORDER BY start_ns",
       rank));
   v.split = steps.size() >= 2 ? split_by_ranges(v.ddp, steps) : split_iterations(v.ddp);
-  v.compute = union_of(query_intervals(
-      reader,
-      "SELECT start_ns, end_ns FROM kernels WHERE rank = ? AND kind = 'compute' ORDER BY start_ns",
-      rank));
+  v.compute = union_of(std::move(compute));
   v.compute_from_kernels = !v.compute.empty();
   if (!v.compute_from_kernels) v.compute = backward_windows(v);
   return v;
+}
+
+// Every rank's compute kernels in one pass over the table (a per-rank indexed
+// query would seek row by row through millions of kernels).
+std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader) {
+  std::map<int, std::vector<Interval>> out;
+  store::Statement st(reader.connection(),
+                      "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'compute'");
+  while (st.step()) out[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
+  return out;
 }
 
 void size_classes(const std::vector<Call>& calls, RunAnalysis& run) {
@@ -160,7 +168,8 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   std::vector<RankView> views;
   std::set<int> ranks;
   for (const auto& p : procs) ranks.insert(p.rank);
-  for (int r : ranks) views.push_back(make_view(reader, calls, r));
+  auto compute = compute_kernels(reader);
+  for (int r : ranks) views.push_back(make_view(reader, calls, r, std::move(compute[r])));
   bool kernels =
       std::any_of(views.begin(), views.end(), [](auto& v) { return v.compute_from_kernels; });
   run.compute_source = kernels ? "kernels" : "backward-window";

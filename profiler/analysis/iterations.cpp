@@ -79,7 +79,10 @@ size_t period_from_gaps(const std::vector<Call>& c) {
 
 }  // namespace
 
-size_t find_period(const std::vector<uint64_t>& s) {
+size_t find_period(const std::vector<uint64_t>& all) {
+  // A prefix of 8 maximal periods shows any period we can recognise; scanning
+  // a million calls at every shift would cost O(n * kMaxPeriod).
+  std::vector<uint64_t> s(all.begin(), all.begin() + std::min(all.size(), 8 * kMaxPeriod));
   size_t limit = std::min(kMaxPeriod, s.size() / 2);
   double best = 0;
   std::vector<double> f(limit + 1, 0);

@@ -28,8 +28,8 @@ CollectiveRecord read_collective(const Statement& s) {
   c.rank = int32_t(s.int64(1));
   c.comm_id = uint64_t(s.int64(2));
   c.seq = uint64_t(s.int64(3));
-  c.op = parse_op(s.text(4)).value_or(Op::allreduce);
-  c.dtype = parse_dtype(s.text(5)).value_or(Dtype::unknown);
+  c.op = parse_op(s.text_view(4)).value_or(Op::allreduce);
+  c.dtype = parse_dtype(s.text_view(5)).value_or(Dtype::unknown);
   c.count = uint64_t(s.int64(6));
   c.bytes = uint64_t(s.int64(7));
   c.root = int32_t(s.int64(8));
@@ -41,10 +41,10 @@ CollectiveRecord read_collective(const Statement& s) {
   c.host_end_ns = s.time(14);
   c.start_ns = s.time(15);
   c.end_ns = s.time(16);
-  c.timing = parse_timing(s.text(17)).value_or(Timing::none);
+  c.timing = parse_timing(s.text_view(17)).value_or(Timing::none);
   c.comm_rank = int32_t(s.int64(18));
   c.nranks = int32_t(s.int64(19));
-  c.redop = parse_redop(s.text(20)).value_or(RedOp::none);
+  c.redop = parse_redop(s.text_view(20)).value_or(RedOp::none);
   return c;
 }
 
@@ -56,6 +56,9 @@ RunReader::RunReader(const std::string& path) {
     throw StoreError(path, "is a directory (give the run.db inside it)");
   conn_ = std::make_unique<Connection>(path, Connection::Mode::read_only);
   check_schema(*conn_);
+  // Reports scan whole tables: memory-mapped reads skip a copy per page (the
+  // pages are the OS's file cache, not our heap).
+  conn_->exec("PRAGMA mmap_size=4294967296");
   check_tables(*conn_);
 }
 
@@ -110,7 +113,7 @@ std::vector<CommRecord> RunReader::comms() {
     c.comm_rank = int32_t(s.int64(2));
     c.nranks = int32_t(s.int64(3));
     c.device = int32_t(s.int64(4));
-    c.backend = parse_backend(s.text(5)).value_or(Backend::unknown);
+    c.backend = parse_backend(s.text_view(5)).value_or(Backend::unknown);
     c.parent_comm_id = uint64_t(s.int64(6));
     c.origin = parse_comm_origin(s.text(7));
     c.created_ns = s.time(8);

@@ -81,6 +81,11 @@ std::string Statement::text(int col) const {
   auto* p = sqlite3_column_text(stmt_, col);
   return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : "";
 }
+std::string_view Statement::text_view(int col) const {
+  auto* p = sqlite3_column_text(stmt_, col);
+  return p ? std::string_view(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col))
+           : std::string_view();
+}
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 int64_t Statement::time(int col) const { return is_null(col) ? kNoTime : int64(col); }
 

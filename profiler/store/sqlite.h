@@ -61,6 +61,7 @@ class Statement {
   int64_t int64(int col) const;
   double real(int col) const;
   std::string text(int col) const;
+  std::string_view text_view(int col) const;  // valid until the next step()
   bool is_null(int col) const;
   int64_t time(int col) const;  // NULL becomes kNoTime
 
