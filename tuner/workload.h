@@ -1,0 +1,52 @@
+// A training job's gradient workload, as the tuner replays it: the model's
+// parameters (in model.parameters() order) with their sizes, dtypes and the
+// backward compute that produces each gradient, the forward and optimizer
+// time, and the order in which gradients become ready.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "profiler/core/vocab.h"
+
+namespace ddpscope::tuner {
+
+struct Param {
+  std::string name;
+  uint64_t numel = 0;
+  Dtype dtype = Dtype::float32;
+  double backward_us = 0;  // compute that makes this gradient ready
+  uint64_t bytes() const { return numel * dtype_bytes(dtype); }
+};
+
+struct Workload {
+  std::string name;
+  std::vector<Param> params;       // model.parameters() order
+  double forward_us = 0;
+  double optimizer_us = 0;
+  std::vector<size_t> ready_order; // indices into params; default: reverse order
+  uint64_t total_bytes() const;
+  double backward_us() const;
+};
+
+// A malformed workload: what() is one line naming the file and the problem.
+struct WorkloadError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The JSON format of issue #5 / docs/tuner.md. Throws WorkloadError.
+Workload load_workload_json(const std::string& path);
+
+// "resnet50", "bert-large", "gpt2-medium": shapes from the published
+// architectures, compute from a FLOP estimate (docs/tuner.md). Throws
+// WorkloadError for an unknown name.
+Workload preset_workload(const std::string& name);
+std::vector<std::string> preset_names();
+
+// Checks invariants (non-empty, known dtypes, ready_order a permutation);
+// throws WorkloadError prefixed with `where`.
+void validate(const Workload& w, const std::string& where);
+
+}  // namespace ddpscope::tuner
