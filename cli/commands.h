@@ -13,6 +13,7 @@ using Run = std::function<int()>;
 Run add_record(CLI::App& app);
 Run add_merge(CLI::App& app);
 Run add_report(CLI::App& app);
+Run add_tune(CLI::App& app);
 
 // Thrown for bad input; main prints "ddpscope: <what>" and exits 2.
 struct UsageError : std::runtime_error {

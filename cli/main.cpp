@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   add(ddpscope::cli::add_record);
   add(ddpscope::cli::add_merge);
   add(ddpscope::cli::add_report);
+  add(ddpscope::cli::add_tune);
 
   auto known = [&](const std::string& name) {
     for (auto* sub : app.get_subcommands({}))
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::cerr << "ddpscope: unknown command '" << argv[1]
-              << "' (commands: record, merge, report)\n";
+              << "' (commands: record, merge, report, tune)\n";
     return 2;
   }
   try {

@@ -23,10 +23,10 @@ struct Param {
 
 struct Workload {
   std::string name;
-  std::vector<Param> params;       // model.parameters() order
+  std::vector<Param> params;  // model.parameters() order
   double forward_us = 0;
   double optimizer_us = 0;
-  std::vector<size_t> ready_order; // indices into params; default: reverse order
+  std::vector<size_t> ready_order;  // indices into params; default: reverse order
   uint64_t total_bytes() const;
   double backward_us() const;
 };

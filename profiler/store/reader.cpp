@@ -11,7 +11,8 @@ namespace {
 // here with one line instead of half-way through a report.
 void check_tables(Connection& conn) {
   for (const char* t :
-       {"meta", "processes", "comms", "collectives", "kernels", "ranges", "syncs"}) {
+       {"meta", "processes", "comms", "collectives", "kernels", "ranges", "syncs", "tune_runs",
+        "tune_results"}) {
     try {
       Statement st(conn, std::string("SELECT count(*) FROM ") + t);
       st.step();

@@ -25,6 +25,14 @@ CREATE TABLE ranges(
   rank INTEGER, tid INTEGER, domain TEXT, name TEXT, start_ns INTEGER, end_ns INTEGER);
 CREATE TABLE syncs(
   rank INTEGER, tid INTEGER, call TEXT, stream INTEGER, start_ns INTEGER, end_ns INTEGER);
+CREATE TABLE tune_runs(
+  id INTEGER PRIMARY KEY, started TEXT, workload TEXT, workload_bytes INTEGER, params INTEGER,
+  host TEXT, command_line TEXT, warmup INTEGER, iters INTEGER, first_bucket_mb REAL,
+  recommendation TEXT);
+CREATE TABLE tune_results(
+  run_id INTEGER, backend TEXT, topology TEXT, nranks INTEGER, bucket_mb REAL,
+  first_bucket_mb REAL, buckets INTEGER, iteration INTEGER, iter_ms REAL, comm_ms REAL,
+  exposed_ms REAL);
 )sql";
 
 constexpr const char* kIndexes = R"sql(

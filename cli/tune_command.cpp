@@ -1,0 +1,48 @@
+// `ddpscope tune`: replay a DDP gradient workload over bucket sizes and
+// backends, measure each setting on real ranks, recommend one.
+//
+// Roles: the coordinator (what the user runs) starts --nproc ranks of itself
+// with `--worker` (directly for gloo/nccl, through mpirun for mpi) and reports;
+// under an existing launcher (mpirun, srun, torchrun) every process is a worker
+// and rank 0 reports. Workers write their samples into a results directory and
+// rank 0 combines them (for several hosts it must be shared).
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/tune_flow.h"
+
+namespace ddpscope::cli {
+
+Run add_tune(CLI::App& app) {
+  auto a = std::make_shared<TuneArgs>();
+  auto* sub = app.add_subcommand("tune", "replay a DDP gradient workload and recommend settings");
+  sub->add_option("--workload", a->workload, "RUN.db | preset:NAME | FILE.json")
+      ->capture_default_str();
+  sub->add_option("--backend", a->backends, "comma-separated: gloo, mpi, nccl")
+      ->capture_default_str();
+  sub->add_option("--bucket-mb", a->bucket_mb, "comma-separated bucket caps in MB")
+      ->capture_default_str();
+  sub->add_option("--first-bucket-mb", a->first_bucket_mb, "DDP's first bucket size in MB")
+      ->capture_default_str();
+  sub->add_option("--nproc", a->nproc, "ranks to start on this machine")->capture_default_str();
+  sub->add_option("--iters", a->iters, "measured iterations per setting")->capture_default_str();
+  sub->add_option("--warmup", a->warmup, "warm-up iterations per setting")->capture_default_str();
+  sub->add_option("--json", a->json, "write results and the recommendation as JSON");
+  sub->add_option("-o,--output", a->db, "store results in this ddpscope database");
+  sub->add_flag("--dry-run", a->dry_run, "write only the bucket plans (to --json or stdout)");
+  sub->add_option("--results-dir", a->results_dir,
+                  "where ranks exchange results (shared across hosts under a launcher)");
+  sub->add_flag("--worker", a->worker, "internal: run as one rank")->group("");
+  sub->footer(
+      "\nMulti-node: run one worker per rank under your launcher, e.g.\n"
+      "  mpirun -np 16 -H a:8,b:8 ddpscope tune --backend mpi --results-dir /shared/t\n"
+      "  srun -n 16 ddpscope tune --backend gloo --results-dir /shared/t\n"
+      "Each process acts as one rank; rank 0 prints the table and writes --json/-o.");
+  return [a] { return run_tune(*a); };
+}
+
+}  // namespace ddpscope::cli

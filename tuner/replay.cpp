@@ -1,0 +1,154 @@
+// The replay engine: one DDP training iteration per loop, with compute as
+// busy-waits and each bucket's all-reduce launched the way DDP's reducer
+// launches it (strictly in bucket order, as soon as the bucket is complete).
+#include "tuner/replay.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ddpscope::tuner {
+namespace {
+
+int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double ms_between(int64_t from_ns, int64_t to_ns) { return double(to_ns - from_ns) / 1e6; }
+
+// The order gradients become ready in: the workload's, or reverse parameter
+// order (autograd's usual order) when it gives none.
+std::vector<size_t> ready_order_of(const Workload& w) {
+  if (!w.ready_order.empty()) return w.ready_order;
+  std::vector<size_t> order(w.params.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
+  return order;
+}
+
+// What one iteration of backward does, precomputed: the compute per ready
+// step and, per step, how many buckets may be launched once it is done.
+struct Schedule {
+  std::vector<double> step_us;        // backward compute of the i-th ready gradient
+  std::vector<size_t> launch_after;   // buckets launched by the end of step i (cumulative)
+  size_t launch_before_backward = 0;  // leading buckets without gradients
+};
+
+// Position (in ready order) of each parameter; throws for a bad ready_order.
+std::vector<long> ready_positions(const Workload& w, const std::vector<size_t>& order) {
+  std::vector<long> position(w.params.size(), -1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] >= w.params.size())
+      throw std::invalid_argument("replay: ready_order names parameter " +
+                                  std::to_string(order[i]) + " of " +
+                                  std::to_string(w.params.size()));
+    position[order[i]] = long(i);
+  }
+  return position;
+}
+
+Schedule make_schedule(const Workload& w, const BucketPlan& plan, double scale) {
+  const auto order = ready_order_of(w);
+  const auto position = ready_positions(w, order);
+  Schedule s;
+  for (size_t p : order) s.step_us.push_back(w.params[p].backward_us * scale);
+  // Bucket k goes after the step that readies its last gradient, but never
+  // before bucket k-1 (DDP's reducer launches strictly in bucket order), so
+  // its launch step is a running maximum.
+  s.launch_after.assign(order.size(), 0);
+  long step = -1;
+  for (size_t k = 0; k < plan.buckets.size(); ++k) {
+    for (size_t p : plan.buckets[k].params) {
+      if (p >= position.size() || position[p] < 0)
+        throw std::invalid_argument("replay: bucket " + std::to_string(k) + " holds parameter " +
+                                    std::to_string(p) + ", which never becomes ready");
+      step = std::max(step, position[p]);
+    }
+    if (step < 0)
+      s.launch_before_backward = k + 1;
+    else
+      s.launch_after[size_t(step)] = k + 1;
+  }
+  for (size_t i = 1; i < s.launch_after.size(); ++i)
+    s.launch_after[i] = std::max(s.launch_after[i], s.launch_after[i - 1]);
+  return s;
+}
+
+struct BucketTimes {
+  int64_t first_start = 0, last_end = 0;
+};
+
+// Waits for every bucket (DDP's finalize_backward), in launch order.
+BucketTimes wait_all(Backend& backend, const std::vector<int>& ids) {
+  BucketTimes t;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    int64_t start = 0, end = 0;
+    backend.wait(ids[k], &start, &end);
+    t.first_start = k == 0 ? start : std::min(t.first_start, start);
+    t.last_end = k == 0 ? end : std::max(t.last_end, end);
+  }
+  return t;
+}
+
+IterationSample one_iteration(const Workload& w, const Schedule& s, Backend& backend,
+                              const std::vector<int>& ids, double scale) {
+  const int64_t iter_start = now_ns();
+  spin_for_us(w.forward_us * scale);
+  size_t launched = 0;
+  auto launch_up_to = [&](size_t n) {
+    for (; launched < n; ++launched) backend.start_allreduce(ids[launched]);
+  };
+  launch_up_to(s.launch_before_backward);
+  for (size_t i = 0; i < s.step_us.size(); ++i) {
+    spin_for_us(s.step_us[i]);
+    launch_up_to(s.launch_after[i]);
+  }
+  launch_up_to(ids.size());  // a no-op: every bucket was due by the last step
+  const int64_t backward_end = now_ns();
+  BucketTimes comm = wait_all(backend, ids);
+  spin_for_us(w.optimizer_us * scale);
+  const int64_t iter_end = now_ns();
+
+  IterationSample out;
+  out.iter_ms = ms_between(iter_start, iter_end);
+  if (!ids.empty()) {
+    out.comm_ms = ms_between(comm.first_start, comm.last_end);
+    out.exposed_ms = std::max(0.0, ms_between(backward_end, comm.last_end));
+  }
+  return out;
+}
+
+}  // namespace
+
+void spin_for_us(double us) {
+  if (!(us > 0)) return;
+  // Busy-wait rather than sleep: real compute keeps the core busy, and a
+  // sleeping rank would hand its core to the backend's threads for free.
+  const int64_t end = now_ns() + int64_t(std::llround(us * 1000.0));
+  while (now_ns() < end) {
+  }
+}
+
+std::vector<IterationSample> replay(const Workload& w, const BucketPlan& plan, Backend& backend,
+                                    const ReplayOptions& options) {
+  const Schedule schedule = make_schedule(w, plan, options.compute_scale);
+  std::vector<int> ids;
+  ids.reserve(plan.buckets.size());
+  for (const auto& bucket : plan.buckets) ids.push_back(backend.add_buffer(bucket.bytes));
+
+  // One barrier so the ranks start together; afterwards the all-reduces
+  // themselves keep them in step, as in a real job.
+  backend.barrier();
+  std::vector<IterationSample> samples;
+  for (int it = 0; it < options.warmup + options.iters; ++it) {
+    IterationSample sample = one_iteration(w, schedule, backend, ids, options.compute_scale);
+    if (it >= options.warmup) samples.push_back(sample);
+  }
+  return samples;
+}
+
+}  // namespace ddpscope::tuner

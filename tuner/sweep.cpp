@@ -1,0 +1,97 @@
+#include "tuner/sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ddpscope::tuner {
+namespace {
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * double(v.size() - 1);
+  size_t lo = size_t(pos);
+  double frac = pos - double(lo);
+  return lo + 1 < v.size() ? v[lo] * (1 - frac) + v[lo + 1] * frac : v[lo];
+}
+
+std::string number(double x) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+}  // namespace
+
+SettingResult summarize_setting(const Setting& s, int buckets,
+                                const std::vector<std::vector<IterationSample>>& per_rank) {
+  SettingResult r;
+  r.setting = s;
+  r.nranks = int(per_rank.size());
+  r.topology = "1x" + std::to_string(r.nranks);
+  r.buckets = buckets;
+  size_t n = per_rank.empty() ? 0 : per_rank[0].size();
+  for (const auto& rank : per_rank) n = std::min(n, rank.size());
+  std::vector<double> iter, comm, exposed;
+  for (size_t i = 0; i < n; ++i) {
+    IterationSample worst;
+    for (const auto& rank : per_rank) {
+      worst.iter_ms = std::max(worst.iter_ms, rank[i].iter_ms);
+      worst.comm_ms = std::max(worst.comm_ms, rank[i].comm_ms);
+      worst.exposed_ms = std::max(worst.exposed_ms, rank[i].exposed_ms);
+    }
+    r.iterations.push_back(worst);
+    iter.push_back(worst.iter_ms);
+    comm.push_back(worst.comm_ms);
+    exposed.push_back(worst.exposed_ms);
+  }
+  r.iter_ms_median = quantile(iter, 0.5);
+  r.iter_ms_p25 = quantile(iter, 0.25);
+  r.iter_ms_p75 = quantile(iter, 0.75);
+  r.comm_ms_median = quantile(comm, 0.5);
+  r.exposed_ms_median = quantile(exposed, 0.5);
+  return r;
+}
+
+TuneRecommendation recommend(const std::vector<SettingResult>& results) {
+  TuneRecommendation rec;
+  const SettingResult* best = nullptr;
+  for (const auto& r : results)
+    if (!r.iterations.empty() && (!best || r.iter_ms_median < best->iter_ms_median)) best = &r;
+  if (!best) return rec;
+  rec.best = best->setting;
+  rec.iter_ms_median = best->iter_ms_median;
+  rec.iter_ms_p25 = best->iter_ms_p25;
+  rec.iter_ms_p75 = best->iter_ms_p75;
+  for (const auto& r : results)
+    if (r.setting.backend == best->setting.backend && std::fabs(r.setting.bucket_mb - 25) < 1e-9 &&
+        !r.iterations.empty()) {
+      rec.have_default = true;
+      rec.default_iter_ms_median = r.iter_ms_median;
+      rec.gain_pct = 100.0 * (r.iter_ms_median - best->iter_ms_median) / r.iter_ms_median;
+    }
+  rec.ddp_arguments =
+      "DistributedDataParallel(model, bucket_cap_mb=" + number(rec.best.bucket_mb) + ")";
+  std::string backend = rec.best.backend;
+  if (backend == "gloo" || backend == "nccl" || backend == "mpi")
+    rec.environment.push_back("torch.distributed.init_process_group(backend=\"" + backend + "\")");
+  // DDP reads the first bucket's size from this module constant at construction.
+  if (rec.best.first_bucket_mb != 1)
+    rec.environment.push_back("torch.distributed._DEFAULT_FIRST_BUCKET_BYTES = " +
+                              number(rec.best.first_bucket_mb * 1024 * 1024) +
+                              "  # before DistributedDataParallel(...)");
+  return rec;
+}
+
+std::vector<store::TuneSample> to_samples(const std::vector<SettingResult>& results) {
+  std::vector<store::TuneSample> out;
+  for (const auto& r : results)
+    for (size_t i = 0; i < r.iterations.size(); ++i)
+      out.push_back({r.setting.backend, r.topology, r.nranks, r.setting.bucket_mb,
+                     r.setting.first_bucket_mb, r.buckets, int(i), r.iterations[i].iter_ms,
+                     r.iterations[i].comm_ms, r.iterations[i].exposed_ms});
+  return out;
+}
+
+}  // namespace ddpscope::tuner

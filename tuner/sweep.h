@@ -1,0 +1,49 @@
+// A sweep: the settings to measure (backend x bucket size), what every rank
+// measured for each, and the recommendation that follows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "profiler/store/tune_store.h"
+#include "tuner/replay.h"
+
+namespace ddpscope::tuner {
+
+struct Setting {
+  std::string backend;
+  double bucket_mb = 25;
+  double first_bucket_mb = 1;
+};
+
+// One setting's figures over ranks and iterations. A DDP step finishes when
+// its slowest rank does, so each iteration counts with its maximum over ranks.
+struct SettingResult {
+  Setting setting;
+  std::string topology;  // "1x<N>": one node of N ranks (emulated topologies: issue #6)
+  int nranks = 0;
+  int buckets = 0;
+  std::vector<IterationSample> iterations;  // per iteration, max over ranks
+  double iter_ms_median = 0, iter_ms_p25 = 0, iter_ms_p75 = 0;
+  double comm_ms_median = 0, exposed_ms_median = 0;
+};
+
+// Reduces per-rank samples (rank -> iterations) of one setting.
+SettingResult summarize_setting(const Setting& s, int buckets,
+                                const std::vector<std::vector<IterationSample>>& per_rank);
+
+struct TuneRecommendation {
+  Setting best;
+  double iter_ms_median = 0, iter_ms_p25 = 0, iter_ms_p75 = 0;
+  bool have_default = false;  // DDP's default, 25 MB, was measured
+  double default_iter_ms_median = 0;
+  double gain_pct = 0;        // over the default, same backend
+  std::string ddp_arguments;  // ready to paste
+  std::vector<std::string> environment;
+};
+
+TuneRecommendation recommend(const std::vector<SettingResult>& results);
+
+std::vector<store::TuneSample> to_samples(const std::vector<SettingResult>& results);
+
+}  // namespace ddpscope::tuner
