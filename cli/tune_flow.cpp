@@ -97,10 +97,26 @@ std::vector<std::string> worker_argv(const TuneArgs& a, const std::string& backe
 }
 
 int launch_backend(const TuneArgs& a, const std::string& backend) {
+  // A rank killed during an earlier rendezvous leaves its files behind.
+  fs::remove_all(a.results_dir + "/rendezvous-" + backend);
   LaunchSpec spec;
   spec.argv = worker_argv(a, backend);
   if (backend == "mpi") {
-    std::vector<std::string> mpi{"mpirun", "-np", std::to_string(a.nproc), "--oversubscribe"};
+    // The tuner replays ring all-reduces: force the ring for both the blocking
+    // (coll/tuned) and the non-blocking (coll/libnbc) paths, as docs/tuner.md says.
+    std::vector<std::string> mpi{"mpirun",
+                                 "-np",
+                                 std::to_string(a.nproc),
+                                 "--oversubscribe",
+                                 "--mca",
+                                 "coll_libnbc_iallreduce_algorithm",
+                                 "1",
+                                 "--mca",
+                                 "coll_tuned_use_dynamic_rules",
+                                 "1",
+                                 "--mca",
+                                 "coll_tuned_allreduce_algorithm",
+                                 "4"};
     if (geteuid() == 0) mpi.push_back("--allow-run-as-root");
     spec.argv.insert(spec.argv.begin(), mpi.begin(), mpi.end());
   } else {

@@ -108,7 +108,14 @@ int run_tune_worker(const WorkerPlan& p, std::vector<tuner::SettingResult>* summ
   for (size_t k = 0; k < p.bucket_mb.size(); ++k) {
     progress(rank, k, p.bucket_mb.size(), p.backend + " " + std::to_string(p.bucket_mb[k]) + " MB");
     auto plan = tuner::plan_buckets(p.workload, p.bucket_mb[k], p.first_bucket_mb);
-    auto samples = tuner::replay(p.workload, plan, *backend, p.replay);
+    std::vector<tuner::IterationSample> samples;
+    try {
+      samples = tuner::replay(p.workload, plan, *backend, p.replay);
+    } catch (const std::exception& e) {
+      std::cerr << "ddpscope: tune: rank " << rank << ": " << e.what() << "\n";
+      return 1;
+    }
+    backend->release_buffers();
     mine["settings"].push_back({{"bucket_mb", p.bucket_mb[k]},
                                 {"buckets", plan.buckets.size()},
                                 {"iterations", samples_json(samples)}});

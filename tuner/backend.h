@@ -30,6 +30,9 @@ class Backend {
   // (CLOCK_MONOTONIC ns) as the backend saw them.
   virtual void wait(int id, int64_t* start_ns, int64_t* end_ns) = 0;
   virtual void barrier() = 0;
+  // Frees every buffer (all of them waited for): a sweep replays many settings
+  // on one backend, and each setting's buffers hold a whole model's gradients.
+  virtual void release_buffers() {}
 };
 
 // Factories (nullptr with `error` set when the backend is not built or cannot start).

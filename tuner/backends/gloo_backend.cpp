@@ -69,6 +69,11 @@ class GlooBackend final : public Backend {
     return int(slots_.size() - 1);
   }
 
+  void release_buffers() override {
+    std::lock_guard lock(mu_);
+    slots_.clear();  // replay() waited for every bucket: nothing is queued
+  }
+
   void start_allreduce(int id) override {
     std::lock_guard lock(mu_);
     slot(id).launched++;

@@ -72,6 +72,12 @@ class MpiBackend final : public Backend {
 
   std::string name() const override { return "mpi"; }
 
+  void release_buffers() override {
+    for (auto& b : buffers_)
+      if (b.request != MPI_REQUEST_NULL) MPI_Wait(&b.request, MPI_STATUS_IGNORE);
+    buffers_.clear();
+  }
+
   int add_buffer(uint64_t bytes) override {
     const uint64_t elements = std::max<uint64_t>(1, (bytes + 3) / 4);
     if (elements > uint64_t(INT_MAX))

@@ -108,6 +108,17 @@ class NcclBackend final : public Backend {
 
   std::string name() const override { return "nccl"; }
 
+  void release_buffers() override {
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_);
+    for (auto& b : buffers_) {
+      cudaFree(b.device);
+      cudaEventDestroy(b.start);
+      cudaEventDestroy(b.end);
+    }
+    buffers_.clear();
+  }
+
   int add_buffer(uint64_t bytes) override {
     use_device();
     Buffer b;
