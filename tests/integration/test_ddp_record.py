@@ -127,6 +127,13 @@ class RecordDDP(unittest.TestCase):
             # thread wake-ups (docs/analysis.md).
             self.assertLess(abs(mean_ms - ddp_ms) / ddp_ms, 0.30, f"rank {rank}: ours {mean_ms:.2f} ms, DDP {ddp_ms:.2f} ms")
         self.assertEqual(len(report["ranks"]), nproc)
+        # The recorded run as a tuner workload: at the job's own cap, the
+        # bucketizer gives back the buckets DDP used.
+        res = subprocess.run([DDPSCOPE, "tune", "--workload", db, "--bucket-mb", "0.25",
+                              "--dry-run"], capture_output=True, text=True)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        plan = json.loads(res.stdout)["plans"][0]["buckets"]
+        self.assertEqual([b["bytes"] for b in plan], [b["bytes"] for b in report["buckets"]])
         self.assertTrue(any(r["setting"] == "static_graph" for r in report["recommendations"]))
 
     def test_two_ranks(self):
