@@ -6,18 +6,12 @@
 
 #include "profiler/analysis/rank_view.h"
 #include "profiler/analysis/recommend.h"
+#include "profiler/analysis/stats.h"
 #include "profiler/analysis/stragglers.h"
 #include "profiler/store/sqlite.h"
 
 namespace ddpscope::analysis {
 namespace {
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t k = size_t(q * double(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return v[k];
-}
 
 Call to_call(const CollectiveRecord& c) {
   Call x;

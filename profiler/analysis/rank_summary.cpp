@@ -4,18 +4,12 @@
 #include <map>
 
 #include "profiler/analysis/rank_view.h"
+#include "profiler/analysis/stats.h"
 #include "profiler/analysis/stragglers.h"
 #include "profiler/core/records.h"
 
 namespace ddpscope::analysis {
 namespace {
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t k = size_t(q * double(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return v[k];
-}
 
 // How late rank v.rank entered each of its iterations: its first bucket.
 std::vector<double> lateness_row(const RankView& v, const Lateness& late) {

@@ -2,15 +2,10 @@
 
 #include <algorithm>
 
+#include "profiler/analysis/stats.h"
+
 namespace ddpscope::analysis {
 namespace {
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t k = size_t(q * double(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return v[k];
-}
 
 Interval interval_of(const Call& c) { return {c.start, c.end}; }
 
