@@ -87,6 +87,7 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.peer = c.peer;
   e.tid = thread_id();
   e.timer = timer;
+  e.correlation = 0;
   e.op = c.op;
   e.dtype = to_dtype(c.dtype);
   e.redop = to_redop(c.redop);

@@ -11,6 +11,7 @@
 #include "injector/runtime/collective_timer.h"
 #include "injector/runtime/comm_registry.h"
 #include "injector/runtime/log.h"
+#include "injector/runtime/name_table.h"
 #include "injector/runtime/thread_buffer.h"
 #include "profiler/store/writer.h"
 
@@ -111,6 +112,19 @@ void RankFile::convert(const Event& e) {
       ends_.push_back(end);
       break;
     }
+    case EventKind::range: {
+      const auto& r = e.range;
+      ranges_.push_back({0, r.tid, std::string(name_table().name(r.domain)),
+                         std::string(name_table().name(r.name)), ticks_.to_ns(r.t_start),
+                         ticks_.to_ns(r.t_end)});
+      break;
+    }
+    case EventKind::sync: {
+      const auto& c = e.sync;
+      syncs_.push_back(
+          {0, c.tid, c.call, c.stream, ticks_.to_ns(c.t_start), ticks_.to_ns(c.t_end)});
+      break;
+    }
   }
 }
 
@@ -207,6 +221,14 @@ void RankFile::write() {
   }
   for (const auto& e : ends_)
     writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
+  for (auto& r : ranges_) {
+    r.rank = id_.rank;
+    writer_->add(r);
+  }
+  for (auto& r : syncs_) {
+    r.rank = id_.rank;
+    writer_->add(r);
+  }
   writer_->put(p);
   writer_->commit();
 }
@@ -216,7 +238,8 @@ void RankFile::flush(bool final) {
   for (int i = 0; i < buffers_->size(); ++i)
     buffers_->at(i)->drain([this](const Event& e) { convert(e); });
   resolve_timers(final);
-  bool have_events = !ready_.empty() || !comms_.empty() || !ends_.empty();
+  bool have_events =
+      !ready_.empty() || !comms_.empty() || !ends_.empty() || !ranges_.empty() || !syncs_.empty();
   if (!failed_ && (writer_ || have_events)) {
     if (!writer_ && !open()) {
       failed_ = true;
@@ -232,6 +255,8 @@ void RankFile::flush(bool final) {
   comms_.clear();
   ends_.clear();
   ready_.clear();
+  ranges_.clear();
+  syncs_.clear();
 }
 
 void RankFile::close() {

@@ -51,6 +51,8 @@ class RankFile {
   std::vector<CommEndEvent> ends_;  // times already in ns
   std::vector<CollectiveRecord> ready_;
   std::vector<Timed> timed_;
+  std::vector<RangeRecord> ranges_;
+  std::vector<SyncRecord> syncs_;
 };
 
 }  // namespace ddpscope::inject

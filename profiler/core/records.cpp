@@ -32,6 +32,40 @@ const char* name_of(CommEnd end) {
   return "none";
 }
 
+const char* name_of(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::comm:
+      return "comm";
+    case KernelKind::compute:
+      return "compute";
+    case KernelKind::memcpy:
+      return "memcpy";
+    case KernelKind::memset:
+      return "memset";
+  }
+  return "compute";
+}
+
+const char* name_of(SyncCall call) {
+  switch (call) {
+    case SyncCall::stream_synchronize:
+      return "cudaStreamSynchronize";
+    case SyncCall::device_synchronize:
+      return "cudaDeviceSynchronize";
+    case SyncCall::event_synchronize:
+      return "cudaEventSynchronize";
+    case SyncCall::stream_wait_event:
+      return "cudaStreamWaitEvent";
+  }
+  return "cudaDeviceSynchronize";
+}
+
+std::optional<KernelKind> parse_kernel_kind(std::string_view n) {
+  for (auto k : {KernelKind::comm, KernelKind::compute, KernelKind::memcpy, KernelKind::memset})
+    if (n == name_of(k)) return k;
+  return std::nullopt;
+}
+
 CommOrigin parse_comm_origin(std::string_view n) {
   for (auto o : {CommOrigin::init_rank, CommOrigin::init_rank_config, CommOrigin::init_all,
                  CommOrigin::split})

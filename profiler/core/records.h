@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "profiler/core/vocab.h"
 
@@ -69,6 +71,54 @@ struct ProcessRecord {
   int64_t start_ns = kNoTime;
   int64_t end_ns = kNoTime;
 };
+
+// What a GPU activity was, as the kernels table names it (docs/schema.md).
+enum class KernelKind : uint8_t { comm, compute, memcpy, memset };
+
+// One GPU activity from CUPTI: a kernel, or a copy-engine memcpy/memset.
+struct KernelRecord {
+  int32_t rank = 0;
+  int32_t device = -1;
+  uint64_t stream = 0;  // CUPTI's stream id
+  std::string name;     // demangled kernel name; "memcpy HtoD" etc. for copies
+  int64_t start_ns = kNoTime;
+  int64_t end_ns = kNoTime;
+  uint64_t correlation = 0;   // CUPTI correlation id of the launching API call
+  int64_t collective_id = 0;  // collectives.id it ran for; 0 (NULL) for none
+  KernelKind kind = KernelKind::compute;
+};
+
+// One NVTX range on one thread (push/pop or start/end).
+struct RangeRecord {
+  int32_t rank = 0;
+  uint32_t tid = 0;
+  std::string domain;  // "" for NVTX's default domain
+  std::string name;
+  int64_t start_ns = kNoTime;
+  int64_t end_ns = kNoTime;
+};
+
+// A blocking CUDA wait (or, for cudaStreamWaitEvent, a dependency edge: the
+// host call itself, which does not block).
+enum class SyncCall : uint8_t {
+  stream_synchronize,
+  device_synchronize,
+  event_synchronize,
+  stream_wait_event
+};
+
+struct SyncRecord {
+  int32_t rank = 0;
+  uint32_t tid = 0;
+  SyncCall call = SyncCall::device_synchronize;
+  uint64_t stream = 0;
+  int64_t start_ns = kNoTime;
+  int64_t end_ns = kNoTime;
+};
+
+const char* name_of(KernelKind kind);
+const char* name_of(SyncCall call);
+std::optional<KernelKind> parse_kernel_kind(std::string_view name);
 
 const char* name_of(CommOrigin origin);
 const char* name_of(CommEnd end);

@@ -58,6 +58,8 @@ void Statement::bind_time(int i, int64_t ns) {
     bind(i, ns);
 }
 
+int Statement::parameters() const { return sqlite3_bind_parameter_count(stmt_); }
+
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

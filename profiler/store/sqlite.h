@@ -54,6 +54,8 @@ class Statement {
   void bind_null(int i);
   void bind_time(int i, int64_t ns);  // kNoTime becomes NULL
 
+  int parameters() const;  // how many parameters the SQL has
+
   bool step();  // true while a row is available
   void run();   // step a statement that returns no rows, then reset it
   void reset();

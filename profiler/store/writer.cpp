@@ -10,11 +10,11 @@ namespace ddpscope::store {
 // Collectives go in kRowsPerInsert at a time: one multi-row INSERT runs the
 // SQLite VM once per block instead of once per row (the store's hot loop).
 constexpr int kRowsPerInsert = 32;
-constexpr int kCollectiveColumns = 20;
+constexpr int kCollectiveColumns = 21;
 constexpr const char* kCollectiveInsert =
     "INSERT INTO collectives(rank, comm_id, seq, op, dtype, count, bytes, root, peer, stream, "
     "tid, group_id, host_start_ns, host_end_ns, start_ns, end_ns, timing, comm_rank, nranks, "
-    "redop) VALUES";
+    "redop, id) VALUES";
 
 std::string collective_insert(int rows) {
   std::string row = "(?";
@@ -32,6 +32,9 @@ struct RankWriter::Statements {
   Statement comm_end;
   Statement process;
   Statement meta;
+  Statement kernel;
+  Statement range;
+  Statement sync;
   std::vector<CollectiveRecord> pending;
   explicit Statements(Connection& c)
       : collective(c, collective_insert(1)),
@@ -47,7 +50,16 @@ struct RankWriter::Statements {
                 "INSERT OR REPLACE INTO processes(rank, world_size, local_rank, host, pid, "
                 "device, backend, clock_offset_ns, dropped_events, rank_source, start_ns, end_ns) "
                 "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"),
-        meta(c, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)") {
+        meta(c, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)"),
+        kernel(c,
+               "INSERT INTO kernels(rank, device, stream, name, start_ns, end_ns, correlation, "
+               "collective_id, kind) VALUES(?,?,?,?,?,?,?,?,?)"),
+        range(c,
+              "INSERT INTO ranges(rank, tid, domain, name, start_ns, end_ns) "
+              "VALUES(?,?,?,?,?,?)"),
+        sync(c,
+             "INSERT INTO syncs(rank, tid, call, stream, start_ns, end_ns) "
+             "VALUES(?,?,?,?,?,?)") {
     pending.reserve(kRowsPerInsert);
   }
 };
@@ -77,6 +89,10 @@ void bind_collective(Statement& s, int row, const CollectiveRecord& c) {
   s.bind(b + 18, int64_t(c.comm_rank));
   s.bind(b + 19, int64_t(c.nranks));
   s.bind_text(b + 20, name_of(c.redop));
+  if (c.id > 0)
+    s.bind(b + 21, c.id);
+  else
+    s.bind_null(b + 21);
 }
 
 }  // namespace
@@ -143,6 +159,45 @@ void RankWriter::add(const CommRecord& c) {
   s.bind_time(9, c.created_ns);
   s.bind_time(10, c.ended_ns);
   s.bind_text(11, name_of(c.end));
+  s.run();
+}
+
+void RankWriter::add(const KernelRecord& k) {
+  auto& s = st_->kernel;
+  s.bind(1, int64_t(k.rank));
+  s.bind(2, int64_t(k.device));
+  s.bind(3, int64_t(k.stream));
+  s.bind_text(4, k.name);
+  s.bind_time(5, k.start_ns);
+  s.bind_time(6, k.end_ns);
+  s.bind(7, int64_t(k.correlation));
+  if (k.collective_id > 0)
+    s.bind(8, k.collective_id);
+  else
+    s.bind_null(8);
+  s.bind_text(9, name_of(k.kind));
+  s.run();
+}
+
+void RankWriter::add(const RangeRecord& r) {
+  auto& s = st_->range;
+  s.bind(1, int64_t(r.rank));
+  s.bind(2, int64_t(r.tid));
+  s.bind_text(3, r.domain);
+  s.bind_text(4, r.name);
+  s.bind_time(5, r.start_ns);
+  s.bind_time(6, r.end_ns);
+  s.run();
+}
+
+void RankWriter::add(const SyncRecord& r) {
+  auto& s = st_->sync;
+  s.bind(1, int64_t(r.rank));
+  s.bind(2, int64_t(r.tid));
+  s.bind_text(3, name_of(r.call));
+  s.bind(4, int64_t(r.stream));
+  s.bind_time(5, r.start_ns);
+  s.bind_time(6, r.end_ns);
   s.run();
 }
 

@@ -19,10 +19,15 @@ class RankWriter {
   RankWriter(const std::string& path, const std::map<std::string, std::string>& meta);
   ~RankWriter();
 
+  // Collectives keep the id they carry (CollectiveRecord::id > 0), so that
+  // kernels written with them can name it; id 0 lets SQLite assign the next.
   // One flush: everything between begin() and commit() lands atomically.
   void begin();
   void add(const CollectiveRecord& c);
   void add(const CommRecord& c);
+  void add(const KernelRecord& k);
+  void add(const RangeRecord& r);
+  void add(const SyncRecord& s);
   void end_comm(int32_t rank, uint64_t comm_id, int32_t comm_rank, int64_t ended_ns, CommEnd how);
   void put(const ProcessRecord& p);  // insert or replace the process row
   void put_meta(const std::string& key, const std::string& value);
