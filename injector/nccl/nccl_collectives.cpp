@@ -6,6 +6,7 @@
 #include "injector/nccl/nccl_group.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
+#include "injector/runtime/device_tracer.h"
 #include "profiler/core/clock.h"
 
 namespace ddpscope::inject::nccl {
@@ -72,7 +73,7 @@ uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
 
 // Fills the event in place (in the ring slot itself on the common path).
 void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1,
-              uint32_t timer) {
+              uint32_t timer, uint32_t correlation) {
   e.t_start = t0;
   e.t_end = t1;
   e.count = c.count;
@@ -87,7 +88,7 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.peer = c.peer;
   e.tid = thread_id();
   e.timer = timer;
-  e.correlation = 0;
+  e.correlation = correlation;
   e.op = c.op;
   e.dtype = to_dtype(c.dtype);
   e.redop = to_redop(c.redop);
@@ -100,21 +101,28 @@ ncclResult_t intercept(const Call& c, Fn real, Args... args) {
   if (!capturing()) return real(args...);
   ReentrancyGuard guard;
   CommInfo* comm = comm_info(c.comm);
+  start_device_tracer();
   bool grouped = current_group() != 0;
-  CollectiveTimer* timer = grouped ? nullptr : collective_timer();
+  // CUPTI sees the kernels themselves; CUDA events are the fall-back. A
+  // grouped call launches at ncclGroupEnd, which brackets the group instead.
+  DeviceTracer* tracer = grouped ? nullptr : device_tracer();
+  CollectiveTimer* timer = grouped || tracer ? nullptr : collective_timer();
   uint32_t slot = timer ? timer->begin(c.stream) : kNoTimer;
+  uint32_t correlation = tracer ? next_correlation() : 0;
+  if (tracer) tracer->push_correlation(correlation);
   uint64_t t0 = clock::ticks();
   ncclResult_t rc = real(args...);
   uint64_t t1 = clock::ticks();
+  if (tracer) tracer->pop_correlation();
   if (slot != kNoTimer) timer->end(slot, c.stream, 1);
   if (rc != ncclSuccess && rc != ncclInProgress) return rc;  // nothing was enqueued
   if (grouped) {
     CollectiveEvent e;
-    describe(e, c, comm, t0, t1, slot);
+    describe(e, c, comm, t0, t1, slot, 0);
     if (!hold_in_group(e)) emit(e);
   } else if (Event* ev = reserve_event()) {
     ev->kind = EventKind::collective;
-    describe(ev->collective, c, comm, t0, t1, slot);
+    describe(ev->collective, c, comm, t0, t1, slot, correlation);
     publish_event();
   }
   return rc;

@@ -8,6 +8,7 @@
 #include "injector/nccl/nccl_api.h"
 #include "injector/nccl/nccl_comm_info.h"
 #include "injector/runtime/capture.h"
+#include "injector/runtime/device_tracer.h"
 #include "profiler/core/clock.h"
 
 namespace ddpscope::inject::nccl {
@@ -48,6 +49,7 @@ uint64_t unique_id_hash(const ncclUniqueId& id) {
 CommInfo* register_comm(ncclComm_t comm, uint64_t comm_id, CommOrigin origin,
                         uint64_t parent_comm_id, int rank, int nranks, int device) {
   ReentrancyGuard guard;  // the queries below go through NCCL's own API
+  start_device_tracer();  // the first communicator is the first NCCL use
   if (nranks <= 0) nranks = query(DDPSCOPE_REAL_NCCL(CommCount), comm, 0);
   if (rank < 0) rank = query(DDPSCOPE_REAL_NCCL(CommUserRank), comm, -1);
   if (device < 0) device = query(DDPSCOPE_REAL_NCCL(CommCuDevice), comm, -1);

@@ -4,6 +4,7 @@
 
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
+#include "injector/runtime/device_tracer.h"
 
 namespace ddpscope::inject::nccl {
 namespace {
@@ -19,6 +20,7 @@ struct GroupState {
   int streams = 0;
   uint64_t stream[kMaxStreams];
   uint32_t slot[kMaxStreams];
+  uint32_t correlation = 0;  // pushed to CUPTI around the launching ncclGroupEnd
 };
 
 // Lazily allocated: most threads never open a group, and 60 KiB of TLS each
@@ -64,6 +66,11 @@ bool leave_group() {
 
 void begin_group_timers() {
   GroupState& g = group();
+  if (DeviceTracer* tracer = g.held ? device_tracer() : nullptr) {
+    g.correlation = next_correlation();
+    tracer->push_correlation(g.correlation);
+    return;  // CUPTI times the group's kernels: no CUDA events needed
+  }
   CollectiveTimer* timer = g.held ? collective_timer() : nullptr;
   if (!timer) return;
   for (int i = 0; i < g.held; ++i) {
@@ -77,6 +84,7 @@ void begin_group_timers() {
 
 void end_group_timers_and_emit() {
   GroupState& g = group();
+  if (g.correlation) device_tracer()->pop_correlation();
   CollectiveTimer* timer = g.streams ? collective_timer() : nullptr;
   for (int k = 0; timer && k < g.streams; ++k) {
     if (g.slot[k] == kNoTimer) continue;
@@ -87,11 +95,13 @@ void end_group_timers_and_emit() {
   for (int i = 0; i < g.held; ++i) {
     int k = timer ? stream_index(g, g.events[i].stream) : -1;
     g.events[i].timer = k >= 0 ? g.slot[k] : kNoTimer;
+    g.events[i].correlation = g.correlation;
     emit(g.events[i]);
   }
   g.held = 0;
   g.streams = 0;
   g.id = 0;
+  g.correlation = 0;
 }
 
 void emit(const CollectiveEvent& e) {

@@ -6,9 +6,24 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "profiler/core/inject_options.h"
+
 namespace ddpscope::inject {
 
+namespace {
+
+// Warnings say the recording is incomplete and always print; the rest are
+// notices about what was measured how, which DDPSCOPE_QUIET=1 silences.
+bool is_warning(Notice kind) {
+  return kind == Notice::no_output || kind == Notice::write_failed ||
+         kind == Notice::buffer_table_full;
+}
+
+}  // namespace
+
 void notice_once(Notice kind, const char* fmt, ...) {
+  static const bool quiet = inject_option("DDPSCOPE_QUIET") == "1";
+  if (quiet && !is_warning(kind)) return;
   static std::atomic<unsigned> said{0};
   unsigned bit = 1u << unsigned(kind);
   if (kind != Notice::misc && (said.fetch_or(bit) & bit)) return;

@@ -4,7 +4,15 @@
 
 namespace ddpscope::inject {
 
-enum class Notice { no_output, write_failed, no_real_symbol, buffer_table_full, cuda_timer, misc };
+enum class Notice {
+  no_output,
+  write_failed,
+  no_real_symbol,
+  buffer_table_full,
+  cuda_timer,
+  cupti,
+  misc
+};
 
 // printf-style; prints only the first time `kind` is raised (misc: always).
 void notice_once(Notice kind, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -10,6 +10,7 @@
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
 #include "injector/runtime/comm_registry.h"
+#include "injector/runtime/device_tracer.h"
 #include "injector/runtime/log.h"
 #include "injector/runtime/name_table.h"
 #include "injector/runtime/thread_buffer.h"
@@ -86,7 +87,9 @@ void RankFile::convert(const Event& e) {
     case EventKind::collective: {
       // The rank is filled in at write time: it may not be known yet.
       CollectiveRecord r = to_record(e.collective, ticks_, 0);
-      if (e.collective.timer != kNoTimer)
+      if (e.collective.correlation != 0 && device_tracer())
+        linker_.add_collective(r, e.collective.correlation);
+      else if (e.collective.timer != kNoTimer)
         timed_.push_back({r, e.collective.timer});
       else
         ready_.push_back(r);
@@ -159,6 +162,18 @@ void RankFile::resolve_timers(bool final) {
   }
 }
 
+// GPU activities collected since the last flush, tied to their collectives.
+void RankFile::collect_activities(bool final) {
+  DeviceTracer* tracer = device_tracer();
+  if (!tracer) return;
+  if (final) tracer->stop();
+  tracer->collect(batch_);
+  cupti_dropped_ += batch_.dropped;
+  cupti_overhead_ns_ += batch_.overhead_ns;
+  linker_.add_activities(batch_);
+  linker_.take(final, linked_, kernels_);
+}
+
 bool RankFile::open() {
   id_ = resolve_identity(id_);
   std::error_code ec;
@@ -215,9 +230,23 @@ void RankFile::write() {
     c.rank = id_.rank;
     writer_->add(c);
   }
-  for (auto& c : ready_) {
-    c.rank = id_.rank;
-    writer_->add(c);
+  for (auto& c : ready_) write_collective(c);
+  for (auto& g : linked_) {
+    for (auto& c : g.collectives) write_collective(c);
+    // A group's kernels ran for all its collectives; they name the first.
+    for (auto& k : g.kernels) {
+      k.rank = id_.rank;
+      k.collective_id = g.collectives.front().id;
+      writer_->add(k);
+    }
+  }
+  for (auto& k : kernels_) {
+    k.rank = id_.rank;
+    writer_->add(k);
+  }
+  if (device_tracer()) {
+    writer_->put_meta("cupti_dropped_records", std::to_string(cupti_dropped_));
+    writer_->put_meta("cupti_overhead_ns", std::to_string(cupti_overhead_ns_));
   }
   for (const auto& e : ends_)
     writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
@@ -233,13 +262,20 @@ void RankFile::write() {
   writer_->commit();
 }
 
+void RankFile::write_collective(CollectiveRecord& c) {
+  c.rank = id_.rank;
+  c.id = next_collective_id_++;
+  writer_->add(c);
+}
+
 void RankFile::flush(bool final) {
   ticks_.calibrate();
   for (int i = 0; i < buffers_->size(); ++i)
     buffers_->at(i)->drain([this](const Event& e) { convert(e); });
   resolve_timers(final);
-  bool have_events =
-      !ready_.empty() || !comms_.empty() || !ends_.empty() || !ranges_.empty() || !syncs_.empty();
+  collect_activities(final);
+  bool have_events = !ready_.empty() || !comms_.empty() || !ends_.empty() || !ranges_.empty() ||
+                     !syncs_.empty() || !linked_.empty() || !kernels_.empty();
   if (!failed_ && (writer_ || have_events)) {
     if (!writer_ && !open()) {
       failed_ = true;
@@ -257,6 +293,8 @@ void RankFile::flush(bool final) {
   ready_.clear();
   ranges_.clear();
   syncs_.clear();
+  linked_.clear();
+  kernels_.clear();
 }
 
 void RankFile::close() {

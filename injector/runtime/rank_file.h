@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "injector/runtime/device_tracer.h"
 #include "injector/runtime/event.h"
 #include "injector/runtime/identity.h"
+#include "injector/runtime/kernel_linker.h"
 #include "profiler/core/clock.h"
 #include "profiler/core/records.h"
 
@@ -37,6 +39,8 @@ class RankFile {
   };
   void convert(const Event& e);
   void resolve_timers(bool final);
+  void collect_activities(bool final);
+  void write_collective(CollectiveRecord& c);
   bool open();
   void write();
   void fail(const char* what);
@@ -53,6 +57,13 @@ class RankFile {
   std::vector<Timed> timed_;
   std::vector<RangeRecord> ranges_;
   std::vector<SyncRecord> syncs_;
+  // GPU activities (CUPTI), when tracing runs.
+  KernelLinker linker_;
+  ActivityBatch batch_;
+  std::vector<LinkedGroup> linked_;
+  std::vector<KernelRecord> kernels_;
+  uint64_t cupti_dropped_ = 0, cupti_overhead_ns_ = 0;
+  int64_t next_collective_id_ = 1;  // ids are ours, so kernels can name them
 };
 
 }  // namespace ddpscope::inject

@@ -16,10 +16,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The test library runs on the host: there is no CUDA driver, so CUPTI is off
+// here (its one notice has a test of its own below).
 std::map<std::string, std::string> injected(const std::string& out, int flush_ms = 50) {
   return {{"LD_PRELOAD", INJECT_LIB},
           {"DDPSCOPE_OUT", out},
-          {"DDPSCOPE_FLUSH_MS", std::to_string(flush_ms)}};
+          {"DDPSCOPE_FLUSH_MS", std::to_string(flush_ms)},
+          {"DDPSCOPE_CUPTI", "0"}};
 }
 
 testing::Result workload(const std::vector<std::string>& args,
@@ -200,4 +203,26 @@ TEST_CASE("an unwritable output directory: the job completes, one warning") {
   CHECK(r.out == "workload output line\n");
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK(r.err.rfind("ddpscope: cannot write", 0) == 0);
+}
+
+TEST_CASE("without a CUDA driver: one notice, and NCCL calls stay host-timed") {
+  auto dir = testing::temp_dir("nodriver");
+  auto env = injected(dir);
+  env["DDPSCOPE_CUPTI"] = "1";
+  auto plain = workload({"exit", "0"}, {});
+  auto r = workload({"exit", "0"}, env);
+  CHECK(r.status == 0);
+  CHECK(r.out == plain.out);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.rfind("ddpscope: no CUPTI kernel timing (no CUDA driver in this process)", 0) == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 1);
+  CHECK(db.count("kernels") == 0);
+  CHECK(db.collectives()[0].timing == Timing::host);
+
+  auto quiet_dir = testing::temp_dir("nodriver-quiet");
+  env = injected(quiet_dir);
+  env["DDPSCOPE_CUPTI"] = "1";
+  env["DDPSCOPE_QUIET"] = "1";
+  CHECK(workload({"exit", "0"}, env).err.empty());
 }
