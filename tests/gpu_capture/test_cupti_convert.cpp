@@ -68,7 +68,7 @@ TEST_CASE("kernel records keep device, stream, times and CUPTI's correlation") {
   CHECK(out.kernels[1].kind == KernelKind::compute);
 }
 
-TEST_CASE("CUPTI's clock is moved onto ours by the offset; a missing stamp stays missing") {
+TEST_CASE("CUPTI's clock is moved onto ours by the offset, a missing stamp stays missing") {
   ActivityBatch out;
   auto k = kernel("ncclDevKernel_Broadcast_RING_LL", 1000, 0, 1);
   cupti::convert(as_activity(&k), -400, out);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds what scripts/gpu_check.sh runs on the GPU machine into build-gpu/: CUDA
+# parts on, SQLite and the C++ runtime linked in (that machine has CUDA and
+# torch, none of our Debian packages), no tests. Run it here, then carry
+# build-gpu to the GPU machine and run scripts/gpu_check.sh there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+build="${DDPSCOPE_GPU_BUILD:-build-gpu}"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DDDPSCOPE_PORTABLE=ON -DBUILD_TESTING=OFF >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)" --target ddpscope ddpscope_inject bench_cupti_correlation
+echo "built $build: ddpscope, libddpscope_inject.so, bench_cupti_correlation"
+ldd "$build/ddpscope" "$build/libddpscope_inject.so" | grep -E "sqlite|stdc\+\+|not found" || true

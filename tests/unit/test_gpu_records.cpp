@@ -1,0 +1,140 @@
+// GPU records in the store: kernels, ranges and syncs round-trip; merge keeps
+// each kernel pointing at its collective while renumbering; per-collective
+// overlap is the union of compute kernels on every stream, not a sum.
+#include <catch2/catch.hpp>
+
+#include "profiler/analysis/collective_overlap.h"
+#include "profiler/store/merge.h"
+#include "profiler/store/reader.h"
+#include "profiler/store/writer.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+using namespace ddpscope::store;
+
+namespace {
+
+CollectiveRecord gpu_collective(int rank, int64_t id, int64_t start, int64_t end) {
+  CollectiveRecord c;
+  c.id = id;
+  c.rank = rank;
+  c.comm_id = 77;
+  c.nranks = 2;
+  c.seq = uint64_t(id);
+  c.bytes = 4096;
+  c.host_start_ns = start - 50;
+  c.host_end_ns = start - 40;
+  c.start_ns = start;
+  c.end_ns = end;
+  c.timing = Timing::cupti;
+  return c;
+}
+
+KernelRecord kernel(int rank, KernelKind kind, int64_t start, int64_t end, int64_t collective = 0,
+                    uint64_t stream = 7) {
+  KernelRecord k;
+  k.rank = rank;
+  k.device = rank;
+  k.stream = stream;
+  k.name = kind == KernelKind::comm ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL" : "gemm";
+  k.start_ns = start;
+  k.end_ns = end;
+  k.correlation = 1;
+  k.collective_id = collective;
+  k.kind = kind;
+  return k;
+}
+
+// One rank file with collectives [1000,2000) and [5000,6000), their comm
+// kernels, and compute kernels around them.
+void write_gpu_rank(const std::string& path, int rank, int64_t offset,
+                    const std::vector<KernelRecord>& compute) {
+  RankWriter w(path, {{"kind", "rank"}, {"timeline", "monotonic"}});
+  w.begin();
+  w.add(gpu_collective(rank, 1, 1000, 2000));
+  w.add(gpu_collective(rank, 2, 5000, 6000));
+  w.add(kernel(rank, KernelKind::comm, 1000, 2000, 1, 9));
+  w.add(kernel(rank, KernelKind::comm, 5000, 6000, 2, 9));
+  for (const auto& k : compute) w.add(k);
+  w.add(RangeRecord{rank, 11, "app", "step 0", 900, 6100});
+  w.add(SyncRecord{rank, 11, SyncCall::stream_synchronize, 9, 6000, 6050});
+  ProcessRecord p;
+  p.rank = rank;
+  p.world_size = 2;
+  p.clock_offset_ns = offset;
+  w.put(p);
+  w.commit();
+  w.close();
+}
+
+int64_t kernel_target(RunReader& r, int rank, int64_t start) {
+  Statement st(r.connection(), "SELECT collective_id FROM kernels WHERE rank = ? AND start_ns = ?");
+  st.bind(1, int64_t(rank));
+  st.bind(2, start);
+  return st.step() ? st.int64(0) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("kernels, ranges and syncs round-trip, and merge keeps kernels on their collective") {
+  auto dir = testing::temp_dir("gpu-merge");
+  write_gpu_rank(dir + "/rank-0.db", 0, 0, {});
+  write_gpu_rank(dir + "/rank-1.db", 1, 100000, {});
+  {
+    RunReader r(dir + "/rank-1.db");
+    CHECK(r.count("kernels") == 2);
+    CHECK(r.collectives()[1].id == 2);
+    Statement st(r.connection(), "SELECT domain, name, tid FROM ranges");
+    REQUIRE(st.step());
+    CHECK(st.text(0) == "app");
+    CHECK(st.text(1) == "step 0");
+    Statement sy(r.connection(), "SELECT call, stream, end_ns - start_ns FROM syncs");
+    REQUIRE(sy.step());
+    CHECK(sy.text(0) == "cudaStreamSynchronize");
+    CHECK(sy.int64(2) == 50);
+  }
+  merge_rank_files(find_rank_files(dir), dir + "/run.db");
+  RunReader run(dir + "/run.db");
+  for (int rank : {0, 1}) {
+    int64_t off = rank ? 100000 : 0;
+    for (int64_t start : {1000, 5000}) {
+      int64_t target = kernel_target(run, rank, start + off);
+      auto c = run.collectives("id = " + std::to_string(target));
+      REQUIRE(c.size() == 1);
+      CHECK(c[0].rank == rank);
+      CHECK(c[0].start_ns == start + off);
+    }
+  }
+}
+
+TEST_CASE("collective overlap: nested, adjacent, disjoint and several streams") {
+  auto dir = testing::temp_dir("gpu-overlap");
+  std::string path = dir + "/rank-0.db";
+  // Collective 1 [1000,2000): compute [900,1200) on stream 1, [1100,1300) on
+  // stream 2 (overlapping: union 900-1300 -> 300 hidden), nested [1500,1600),
+  // adjacent [2000,2100) (touches, hides nothing). Collective 2 [5000,6000):
+  // only disjoint compute [7000,8000).
+  write_gpu_rank(path, 0, 0,
+                 {kernel(0, KernelKind::compute, 900, 1200, 0, 1),
+                  kernel(0, KernelKind::compute, 1100, 1300, 0, 2),
+                  kernel(0, KernelKind::compute, 1500, 1600, 0, 1),
+                  kernel(0, KernelKind::compute, 2000, 2100, 0, 1),
+                  kernel(0, KernelKind::compute, 7000, 8000, 0, 1)});
+  RunReader r(path);
+  auto o = analysis::collective_overlap(r);
+  REQUIRE(o.size() == 2);
+  CHECK(o[0].collective_id == 1);
+  CHECK(o[0].duration_ns == 1000);
+  CHECK(o[0].hidden_ns == 300 + 100);
+  CHECK(o[0].overlap_pct == Approx(40.0));
+  CHECK(o[1].hidden_ns == 0);
+  CHECK(o[1].overlap_pct == 0.0);
+}
+
+TEST_CASE("collective overlap needs compute kernels: none on a CPU run") {
+  auto dir = testing::temp_dir("gpu-none");
+  std::string path = dir + "/rank-0.db";
+  write_gpu_rank(path, 0, 0, {});
+  RunReader r(path);
+  CHECK(analysis::collective_overlap(r).empty());
+}
