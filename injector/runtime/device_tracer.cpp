@@ -17,9 +17,11 @@ DeviceTracer* make_cupti_tracer(const char** why);
 namespace {
 std::atomic<DeviceTracer*> g_tracer{nullptr};
 std::atomic<uint32_t> g_next_correlation{0};
+std::atomic<bool> g_started{false};  // a plain load on the hot path, not call_once's
 }  // namespace
 
 void start_device_tracer() {
+  if (g_started.load(std::memory_order_acquire)) return;
   static std::once_flag once;
   std::call_once(once, [] {
     if (inject_option("DDPSCOPE_CUPTI") == "0") return;
@@ -35,6 +37,7 @@ void start_device_tracer() {
     notice_once(Notice::cupti,
                 "built without CUDA: no CUPTI kernel timing; NCCL calls are host-timed");
 #endif
+    g_started.store(true, std::memory_order_release);
   });
 }
 
