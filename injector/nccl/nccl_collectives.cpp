@@ -95,8 +95,9 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.backend = Backend::nccl;
 }
 
+// Inlined into each hook: the hook's arguments stay in registers.
 template <typename Fn, typename... Args>
-ncclResult_t intercept(const Call& c, Fn real, Args... args) {
+[[gnu::always_inline]] inline ncclResult_t intercept(const Call& c, Fn real, Args... args) {
   if (!real) return ncclSystemError;
   if (!capturing()) return real(args...);
   ReentrancyGuard guard;
