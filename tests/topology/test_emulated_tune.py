@@ -128,7 +128,7 @@ class Emulation(CleanupChecks):
             wl = os.path.join(tmp, "w.json")
             small_workload(wl)
             medians, runs = {}, {}
-            for topology in ("1x4", "2x2:inter=200mbit,inter_lat=50us"):
+            for topology in ("1x4", "2x2:inter=100mbit,inter_lat=50us"):
                 js, db = os.path.join(tmp, "r.json"), os.path.join(tmp, "t.db")
                 res = tune("--workload", wl, "--topology", topology, "--bucket-mb", "1,4",
                            "--iters", "3", "--warmup", "1", "--json", js, "-o", db)
@@ -146,15 +146,15 @@ class Emulation(CleanupChecks):
                 medians[topology] = {r["bucket_mb"]: r["iter_ms_median"] for r in out["results"]}
                 runs[topology] = res.stdout
             self.assertIn("topology 1x4 emulated: one network namespace", runs["1x4"])
-            slow = runs["2x2:inter=200mbit,inter_lat=50us"]
+            slow = runs["2x2:inter=100mbit,inter_lat=50us"]
             self.assertIn("2 network namespaces", slow)
-            self.assertIn("links shaped to 200mbit/s each way", slow)
+            self.assertIn("links shaped to 100mbit/s each way", slow)
             self.assertIn("inter_lat=50us: latency is not emulated", slow)
             self.assertNotIn("latency is not emulated", runs["1x4"])
             # Every bucket size: a ring all-reduce of 4 MiB sends 1.5 x 4 MiB over
-            # each 200 Mbit/s inter-node link (~0.25 s), far above the loopback's time.
+            # each 100 Mbit/s inter-node link (~0.5 s), far above the loopback's time.
             for mb in (1, 4):
-                fast, shaped = medians["1x4"][mb], medians["2x2:inter=200mbit,inter_lat=50us"][mb]
+                fast, shaped = medians["1x4"][mb], medians["2x2:inter=100mbit,inter_lat=50us"][mb]
                 self.assertGreater(shaped, 3 * fast, medians)
             self.assertEqual(netns_names(), before)
 

@@ -1,8 +1,10 @@
 // The token bucket for a link, computed by hand: rate in bit/s, a burst of
-// 1 ms of traffic (at least 64 KiB), a queue of 100 ms (at least 4 MiB).
+// 1 ms of traffic (at least 64 KiB), a queue of 100 ms (at least 4 MiB); and
+// where the emulation finds `ip` and `tc`.
 #include <catch2/catch.hpp>
 
 #include "tuner/emulation/link_shaping.h"
+#include "tuner/emulation/system_command.h"
 
 using namespace ddpscope::tuner::emulation;
 
@@ -30,4 +32,9 @@ TEST_CASE("tbf command: shapes the root qdisc of one device in one namespace") {
                                     "dev",           "dds-uplink", "root",   "tbf",   "rate",
                                     "1000000000bit", "burst",      "125000", "limit", "12500000"};
   CHECK(argv == expected);
+}
+
+TEST_CASE("programs: found on PATH or in /usr/sbin, absent ones are empty") {
+  CHECK(find_program("sh").rfind('/', 0) == 0);
+  CHECK(find_program("ddpscope-no-such-program").empty());
 }
