@@ -124,9 +124,11 @@ TEST_CASE("2x2 cluster: Gloo ranks in their nodes all-reduce across the shaped l
   CHECK(sent_bytes(c.node_namespace(0), "dds-uplink") - before > 4 << 20);
 }
 
-TEST_CASE("unlimited inter-node links are left unshaped") {
+TEST_CASE("unlimited inter-node links are left unshaped; one cluster at a time") {
   if (!is_root()) return;
   EmulatedCluster c(parse_topology("2x1"));
+  CHECK_THROWS_WITH(EmulatedCluster(parse_topology("1x1")),
+                    "one emulated cluster per process at a time");
   CHECK_THAT(output_of({"tc", "-n", c.node_namespace(0), "qdisc", "show", "dev", "dds-uplink"}),
              !Catch::Contains("tbf"));
   CHECK(c.not_emulated().empty());

@@ -16,6 +16,9 @@ constexpr const char* kUplink = "dds-uplink";  // a node's end of its link
 
 std::string switch_port(int node) { return "dds-node" + std::to_string(node); }
 
+// Names derive from the pid and cleanup is per process: one cluster at a time.
+bool g_cluster_exists = false;
+
 }  // namespace
 
 void check_can_emulate(const Topology& t) {
@@ -36,6 +39,7 @@ void check_can_emulate(const Topology& t) {
 EmulatedCluster::EmulatedCluster(const Topology& topology)
     : topology_(topology), prefix_(run_prefix()) {
   check_can_emulate(topology_);
+  if (g_cluster_exists) throw EmulationError("one emulated cluster per process at a time");
   ip_ = find_program("ip");
   guard_ = std::make_unique<CleanupGuard>();
   stale_ = remove_stale_namespaces();
@@ -45,9 +49,13 @@ EmulatedCluster::EmulatedCluster(const Topology& topology)
     guard_.reset();  // removes what was built
     throw;
   }
+  g_cluster_exists = true;
 }
 
-EmulatedCluster::~EmulatedCluster() = default;  // the guard removes the namespaces
+EmulatedCluster::~EmulatedCluster() {
+  guard_.reset();  // removes the namespaces, and with them the links and qdiscs
+  g_cluster_exists = false;
+}
 
 std::string EmulatedCluster::node_namespace(int node) const {
   return prefix_ + "node" + std::to_string(node);

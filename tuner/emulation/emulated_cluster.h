@@ -25,6 +25,7 @@ class EmulatedCluster {
   // Checks that this process can emulate (root, `ip`, `tc`: else
   // EmulationUnavailable), removes stale namespaces of dead runs, builds the
   // cluster. On any failure, what was built is removed before the throw.
+  // One cluster per process at a time (names and cleanup are per process).
   explicit EmulatedCluster(const Topology& topology);
   ~EmulatedCluster();  // removes the namespaces, and with them links and qdiscs
 
