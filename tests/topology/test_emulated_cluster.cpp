@@ -124,7 +124,7 @@ TEST_CASE("2x2 cluster: Gloo ranks in their nodes all-reduce across the shaped l
   CHECK(sent_bytes(c.node_namespace(0), "dds-uplink") - before > 4 << 20);
 }
 
-TEST_CASE("unlimited inter-node links are left unshaped; one cluster at a time") {
+TEST_CASE("unlimited inter-node links stay unshaped and a second cluster is refused") {
   if (!is_root()) return;
   EmulatedCluster c(parse_topology("2x1"));
   CHECK_THROWS_WITH(EmulatedCluster(parse_topology("1x1")),
