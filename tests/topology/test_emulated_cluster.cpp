@@ -134,6 +134,24 @@ TEST_CASE("unlimited inter-node links stay unshaped and a second cluster is refu
   CHECK(c.not_emulated().empty());
 }
 
+TEST_CASE("a step that fails removes what was built before it") {
+  if (!is_root()) return;
+  // Node 1's name is taken, so `ip netns add` fails after the switch and node 0 exist.
+  output_of({"ip", "netns", "add", run_prefix() + "node1"});
+  CHECK_THROWS_WITH(EmulatedCluster(parse_topology("3x1:inter=1gbit")),
+                    Catch::Contains("netns add " + run_prefix() + "node1` failed: ") &&
+                        Catch::Contains("File exists"));
+  CHECK(our_namespaces().empty());
+}
+
+TEST_CASE("links too fast to shape are refused before anything is built") {
+  if (!is_root()) return;
+  CHECK_THROWS_WITH(EmulatedCluster(parse_topology("2x1:inter=2tbit")),
+                    "emulating topology 2x1:inter=2tbit: links faster than 1tbit cannot be "
+                    "shaped (leave inter out for an unshaped link)");
+  CHECK(our_namespaces().empty());
+}
+
 TEST_CASE("what is not emulated is said, one line each") {
   if (!is_root()) return;
   EmulatedCluster c(parse_topology("1x2:intra=100gbit,inter_lat=5us,intra_lat=1us"));

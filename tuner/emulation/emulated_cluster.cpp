@@ -9,7 +9,8 @@
 namespace ddpscope::tuner::emulation {
 namespace {
 
-constexpr int kMaxNodes = 250;  // one /24 of addresses
+constexpr int kMaxNodes = 250;           // one /24 of addresses
+constexpr double kMaxShapedGbps = 1000;  // tbf's burst (1 ms of traffic) must fit 32 bits
 constexpr const char* kSubnet = "198.18.0.";
 constexpr const char* kBridge = "dds-switch";
 constexpr const char* kUplink = "dds-uplink";  // a node's end of its link
@@ -34,6 +35,9 @@ void check_can_emulate(const Topology& t) {
   if (t.nodes > kMaxNodes)
     throw EmulationUnavailable(what + ": at most " + std::to_string(kMaxNodes) +
                                " nodes can be emulated");
+  if (t.inter.bandwidth_gbps > kMaxShapedGbps)
+    throw EmulationUnavailable(what + ": links faster than " + format_bandwidth(kMaxShapedGbps) +
+                               " cannot be shaped (leave inter out for an unshaped link)");
 }
 
 EmulatedCluster::EmulatedCluster(const Topology& topology)
