@@ -3,6 +3,7 @@
 // while the cluster lives and are gone after; Gloo ranks placed in their nodes
 // all-reduce correctly and their inter-node traffic crosses the shaped link;
 // leftovers of dead runs are removed and those of live runs kept.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,6 +143,31 @@ TEST_CASE("a step that fails removes what was built before it") {
                     Catch::Contains("netns add " + run_prefix() + "node1` failed: ") &&
                         Catch::Contains("File exists"));
   CHECK(our_namespaces().empty());
+}
+
+TEST_CASE("SIGINT while the cluster is being built removes what exists, then kills") {
+  if (!is_root()) return;
+  pid_t builder = fork();
+  if (builder == 0) {
+    EmulatedCluster c(parse_topology("120x1:inter=1gbit"));  // about a thousand `ip` and `tc` runs
+    _exit(0);
+  }
+  const std::string prefix = "ddpscope-" + std::to_string(builder) + "-";
+  auto built = [&] {
+    int n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/run/netns", ec))
+      n += e.path().filename().string().rfind(prefix, 0) == 0;
+    return n;
+  };
+  for (int i = 0; i < 3000 && built() < 4; ++i) usleep(2000);
+  CHECK(built() >= 4);  // the switch and some nodes: building is under way
+  kill(builder, SIGINT);
+  int status = 0;
+  waitpid(builder, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGINT);  // cleaned up, then died of the signal
+  CHECK(built() == 0);
 }
 
 TEST_CASE("links too fast to shape are refused before anything is built") {
