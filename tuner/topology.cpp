@@ -49,6 +49,9 @@ double parse_quantity(const std::string& text, const std::string& what, const Un
   double value = std::strtod(begin, &end);
   if (end == begin || !std::isdigit(static_cast<unsigned char>(*begin)))
     throw TopologyError(what + " '" + text + "' does not start with a number");
+  // strtod also reads hexadecimal ("0x10"), which nobody means here.
+  if (text.substr(0, size_t(end - begin)).find_first_not_of("0123456789.eE+-") != std::string::npos)
+    throw TopologyError(what + " '" + text + "' is not a decimal number with a unit");
   if (errno == ERANGE || !std::isfinite(value))
     throw TopologyError(what + " '" + text + "' is out of range");
   const std::string unit = lower(end);

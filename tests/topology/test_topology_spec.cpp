@@ -104,6 +104,7 @@ TEST_CASE("shorthand: each malformed spec is one line naming it and the problem"
       {"2x2:inter=1gbit,", "an empty field after the last comma"},
       {"2x2:inter=1gbit,,intra=2gbit", "an empty field between commas"},
       {"2x2:inter=1e999gbit", "inter '1e999gbit' is out of range"},
+      {"2x2:inter=0x10gbit", "inter '0x10gbit' is not a decimal number with a unit"},
   };
   for (const auto& [spec, expected] : cases) {
     const std::string e = error_for(spec);
