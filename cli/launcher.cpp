@@ -15,13 +15,25 @@ namespace {
 
 std::vector<pid_t> g_children;
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+struct sigaction g_callers[NSIG];  // the handlers installed before ours
+
+void call_callers_handler(int sig, siginfo_t* info, void* context) {
+  const struct sigaction& h = g_callers[sig];
+  if (h.sa_flags & SA_SIGINFO) {
+    if (h.sa_sigaction) h.sa_sigaction(sig, info, context);
+  } else if (h.sa_handler != SIG_DFL && h.sa_handler != SIG_IGN) {
+    h.sa_handler(sig);
+  }
+}
 
 // A signal another process sent us goes on to every rank. One the terminal
 // generated (Ctrl-C) already reached them: they share our process group.
-void forward(int sig, siginfo_t* info, void*) {
-  if (info && info->si_code == SI_KERNEL) return;
-  for (pid_t pid : g_children)
-    if (pid > 0) kill(pid, sig);
+// The caller's own handler (e.g. tune's cleanup of emulated networks) runs after.
+void forward(int sig, siginfo_t* info, void* context) {
+  if (!info || info->si_code != SI_KERNEL)
+    for (pid_t pid : g_children)
+      if (pid > 0) kill(pid, sig);
+  call_callers_handler(sig, info, context);
 }
 
 void install_forwarding() {
@@ -29,12 +41,17 @@ void install_forwarding() {
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  for (int s : kForwarded) sigaction(s, &sa, nullptr);
+  for (int s : kForwarded) {
+    struct sigaction current {};
+    sigaction(s, &sa, &current);
+    if (current.sa_sigaction != forward) g_callers[s] = current;  // not ours from a previous launch
+  }
 }
 
 [[noreturn]] void exec_child(const LaunchSpec& spec, int rank) {
   for (int s : kForwarded) signal(s, SIG_DFL);
   for (const auto& [k, v] : spec.env) setenv(k.c_str(), v.c_str(), 1);
+  if (spec.in_child && !spec.in_child(rank)) _exit(127);
   if (spec.nproc > 0) {
     std::string r = std::to_string(rank), n = std::to_string(spec.nproc);
     setenv("RANK", r.c_str(), 1);

@@ -3,6 +3,7 @@
 // the way a shell would.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,11 +14,16 @@ struct LaunchSpec {
   std::vector<std::string> argv;
   int nproc = 0;                           // 0: run the command once, as it is
   std::map<std::string, std::string> env;  // added to (or replacing in) the environment
+  // Runs in each rank's process before exec (e.g. to enter the rank's network
+  // namespace); returns false after printing why, and the rank exits 127.
+  std::function<bool(int rank)> in_child;
 };
 
 // Runs the command(s) and returns the exit status to pass on: the command's
 // own; with nproc, the first non-zero rank status (the other ranks are then
 // stopped, as torchrun does); 128+N for death by signal N; 127 if it can't start.
+// A signal handler the caller installed before still runs, after the signal is
+// passed on to the command.
 int launch_and_wait(const LaunchSpec& spec);
 
 // A TCP port on 127.0.0.1 that was free a moment ago (for MASTER_PORT).

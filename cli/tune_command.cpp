@@ -28,7 +28,10 @@ Run add_tune(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--first-bucket-mb", a->first_bucket_mb, "DDP's first bucket size in MB")
       ->capture_default_str();
-  sub->add_option("--nproc", a->nproc, "ranks to start on this machine")->capture_default_str();
+  auto* nproc =
+      sub->add_option("--nproc", a->nproc, "ranks to start on this machine")->capture_default_str();
+  sub->add_option("--topology", a->topology,
+                  "emulate a cluster: NODESxRANKS[:inter=BW,...] or FILE.json (root)");
   sub->add_option("--iters", a->iters, "measured iterations per setting")->capture_default_str();
   sub->add_option("--warmup", a->warmup, "warm-up iterations per setting")->capture_default_str();
   sub->add_option("--json", a->json, "write results and the recommendation as JSON");
@@ -42,7 +45,10 @@ Run add_tune(CLI::App& app) {
       "  mpirun -np 16 -H a:8,b:8 ddpscope tune --backend mpi --results-dir /shared/t\n"
       "  srun -n 16 ddpscope tune --backend gloo --results-dir /shared/t\n"
       "Each process acts as one rank; rank 0 prints the table and writes --json/-o.");
-  return [a] { return run_tune(*a); };
+  return [a, nproc] {
+    a->nproc_given = nproc->count() > 0;
+    return run_tune(*a);
+  };
 }
 
 }  // namespace ddpscope::cli

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/launcher.h"
 #include "cli/tune_output.h"
+#include "cli/tune_topology.h"
 #include "cli/tune_worker.h"
 #include "tuner/bucket_plan.h"
 #include "tuner/workload_from_run.h"
@@ -96,7 +97,8 @@ std::vector<std::string> worker_argv(const TuneArgs& a, const std::string& backe
           a.results_dir};
 }
 
-int launch_backend(const TuneArgs& a, const std::string& backend) {
+int launch_backend(const TuneArgs& a, const std::string& backend,
+                   const TopologyEmulation* topology) {
   // A rank killed during an earlier rendezvous leaves its files behind.
   fs::remove_all(a.results_dir + "/rendezvous-" + backend);
   LaunchSpec spec;
@@ -122,6 +124,7 @@ int launch_backend(const TuneArgs& a, const std::string& backend) {
   } else {
     spec.nproc = a.nproc;
   }
+  if (topology) topology->place_ranks(spec);
   return launch_and_wait(spec);
 }
 
@@ -138,6 +141,7 @@ WorkerPlan worker_plan(const TuneArgs& a, const tuner::Workload& w, const std::s
 }
 
 int coordinate(TuneArgs& a, const tuner::Workload& w) {
+  auto topology = TopologyEmulation::open(a);  // nullptr without --topology
   bool own_dir = a.results_dir.empty();
   if (own_dir) {
     char tmpl[] = "/tmp/ddpscope-tune-XXXXXX";
@@ -146,7 +150,7 @@ int coordinate(TuneArgs& a, const tuner::Workload& w) {
   }
   std::vector<tuner::SettingResult> results;
   for (const auto& backend : parse_backends(a.backends)) {
-    int status = launch_backend(a, backend);
+    int status = launch_backend(a, backend, topology.get());
     std::string summary = a.results_dir + "/" + backend + "-summary.json";
     if (status != 0 || !fs::exists(summary)) {
       std::cerr << "ddpscope: tune: the " << backend << " ranks failed (status " << status
@@ -154,6 +158,7 @@ int coordinate(TuneArgs& a, const tuner::Workload& w) {
       return 1;
     }
     auto part = read_summary(summary);
+    if (topology) topology->label(part);
     results.insert(results.end(), part.begin(), part.end());
   }
   if (own_dir) fs::remove_all(a.results_dir);
@@ -168,6 +173,7 @@ int run_tune(TuneArgs& a) {
   if (!(a.first_bucket_mb > 0)) throw UsageError("--first-bucket-mb must be positive");
   auto sizes = parse_sizes(a.bucket_mb);
   auto backends = parse_backends(a.backends);
+  resolve_topology(a, backends, !a.worker && under_launcher());
   tuner::Workload w = load(a.workload);
   if (a.dry_run) return write_plans(a, w, sizes);
   if (!a.worker && !under_launcher()) return coordinate(a, w);

@@ -14,6 +14,8 @@ struct TuneArgs {
   int iters = 10;
   int warmup = 3;
   std::string json, db, results_dir;
+  std::string topology;      // --topology SPEC: emulate it (cli/tune_topology.h)
+  bool nproc_given = false;  // --nproc was on the command line
   bool dry_run = false, worker = false;
 };
 

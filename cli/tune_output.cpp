@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -18,13 +19,16 @@ namespace {
 using nlohmann::json;
 
 void print_table(const std::vector<tuner::SettingResult>& results, std::ostream& out) {
-  char line[256];
-  snprintf(line, sizeof line, "%-8s %-9s %10s %8s %12s %18s %10s %12s\n", "backend", "topology",
-           "bucket MB", "buckets", "iter ms", "iter ms p25..p75", "comm ms", "exposed ms");
+  char line[512];
+  int width = 9;  // topology names with link fields ("2x2:inter=1gbit") are longer
+  for (const auto& r : results) width = std::max(width, int(r.topology.size()));
+  snprintf(line, sizeof line, "%-8s %-*s %10s %8s %12s %18s %10s %12s\n", "backend", width,
+           "topology", "bucket MB", "buckets", "iter ms", "iter ms p25..p75", "comm ms",
+           "exposed ms");
   out << line;
   for (const auto& r : results) {
-    snprintf(line, sizeof line, "%-8s %-9s %10g %8d %12.2f %8.2f..%-8.2f %10.2f %12.2f\n",
-             r.setting.backend.c_str(), r.topology.c_str(), r.setting.bucket_mb, r.buckets,
+    snprintf(line, sizeof line, "%-8s %-*s %10g %8d %12.2f %8.2f..%-8.2f %10.2f %12.2f\n",
+             r.setting.backend.c_str(), width, r.topology.c_str(), r.setting.bucket_mb, r.buckets,
              r.iter_ms_median, r.iter_ms_p25, r.iter_ms_p75, r.comm_ms_median, r.exposed_ms_median);
     out << line;
   }
@@ -110,7 +114,8 @@ void store_results(const TuneArgs& a, const tuner::Workload& w,
   gethostname(host, sizeof host - 1);
   run.host = host;
   run.command_line = "ddpscope tune --workload " + a.workload + " --backend " + a.backends +
-                     " --bucket-mb " + a.bucket_mb;
+                     " --bucket-mb " + a.bucket_mb +
+                     (a.topology.empty() ? "" : " --topology " + a.topology);
   run.warmup = a.warmup;
   run.iters = a.iters;
   run.first_bucket_mb = a.first_bucket_mb;

@@ -16,6 +16,9 @@ struct RankInfo {
   int world_size = 1;
   std::string rendezvous_dir;  // gloo: a directory shared by all ranks (file store)
   std::string run_id;          // distinguishes runs sharing a rendezvous directory
+  // gloo: the address to bind and advertise (e.g. the emulated node's); empty:
+  // DDPSCOPE_TUNE_IFACE_ADDR, else DDPSCOPE_TUNE_IFACE, else 127.0.0.1.
+  std::string bind_address;
 };
 
 class Backend {

@@ -35,4 +35,8 @@ struct TopologyError : std::runtime_error {
 // Throws TopologyError.
 Topology parse_topology(const std::string& spec);
 
+// The shorthand's units, largest that keeps the number >= 1: "200mbit", "5us".
+std::string format_bandwidth(double gbps);
+std::string format_latency(double us);
+
 }  // namespace ddpscope::tuner

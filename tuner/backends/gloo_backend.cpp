@@ -181,8 +181,12 @@ class GlooBackend final : public Backend {
 };
 
 // The address this rank listens on: it must be one the other ranks can reach.
-gloo::transport::tcp::attr device_attr() {
+gloo::transport::tcp::attr device_attr(const RankInfo& info) {
   gloo::transport::tcp::attr attr;
+  if (!info.bind_address.empty()) {
+    attr.hostname = info.bind_address;
+    return attr;
+  }
   const char* addr = std::getenv("DDPSCOPE_TUNE_IFACE_ADDR");
   const char* iface = std::getenv("DDPSCOPE_TUNE_IFACE");
   if (iface && *iface && !(addr && *addr))
@@ -204,7 +208,7 @@ struct OwnKeysRemover {
 };
 
 std::shared_ptr<gloo::Context> connect(const RankInfo& info) {
-  auto device = gloo::transport::tcp::CreateDevice(device_attr());
+  auto device = gloo::transport::tcp::CreateDevice(device_attr(info));
   gloo::rendezvous::FileStore files(info.rendezvous_dir);
   OwnKeysRemover remover{files};
   gloo::rendezvous::PrefixStore store(info.run_id, files);
