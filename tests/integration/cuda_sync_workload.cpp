@@ -1,4 +1,4 @@
-// A program linked against the real shared libcudart that makes the four CUDA
+// A program linked against the real shared libcudart that makes the CUDA
 // waits ddpscope records, on the runtime's special stream handles (valid on
 // any machine), and prints what each returned. With no GPU or driver every
 // call fails quickly; the test checks the injector hands back the same codes.
@@ -6,12 +6,18 @@
 
 #include <cstdio>
 
+int per_thread_stream_synchronize();  // cuda_sync_ptsz.cpp: the _ptsz entry points
+int per_thread_stream_wait_event();
+
 int main() {
-  int rc_stream = cudaStreamSynchronize(cudaStreamPerThread);
-  int rc_device = cudaDeviceSynchronize();
-  int rc_event = cudaEventSynchronize(nullptr);
-  int rc_wait = cudaStreamWaitEvent(cudaStreamLegacy, nullptr, 0);
-  printf("cudaStreamSynchronize %d\ncudaDeviceSynchronize %d\n", rc_stream, rc_device);
-  printf("cudaEventSynchronize %d\ncudaStreamWaitEvent %d\n", rc_event, rc_wait);
+  int rc[6] = {cudaStreamSynchronize(cudaStreamPerThread),
+               cudaDeviceSynchronize(),
+               cudaEventSynchronize(nullptr),
+               cudaStreamWaitEvent(cudaStreamLegacy, nullptr, 0),
+               per_thread_stream_synchronize(),
+               per_thread_stream_wait_event()};
+  printf("cudaStreamSynchronize %d\ncudaDeviceSynchronize %d\n", rc[0], rc[1]);
+  printf("cudaEventSynchronize %d\ncudaStreamWaitEvent %d\n", rc[2], rc[3]);
+  printf("cudaStreamSynchronize_ptsz %d\ncudaStreamWaitEvent_ptsz %d\n", rc[4], rc[5]);
   return 0;
 }
