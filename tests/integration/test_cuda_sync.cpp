@@ -73,6 +73,22 @@ TEST_CASE("CUDA waits: return codes unchanged, each wait recorded with its strea
   check_the_waits(syncs_in(dir + "/rank-0.db"));
 }
 
+TEST_CASE("CUDA waits from a library loaded RTLD_LOCAL (as torch under Python)") {
+  std::vector<std::string> argv{CUDA_PLUGIN_WORKLOAD_EXE, CUDA_SYNC_PLUGIN};
+  auto plain = testing::run(argv);
+  REQUIRE(plain.status == 0);
+  auto dir = testing::temp_dir("cuda-sync-local");
+  auto r = testing::run(argv, injected(dir));
+  REQUIRE(r.status == 0);
+  CHECK(r.out == plain.out);
+  CHECK(r.err.empty());
+  auto syncs = syncs_in(dir + "/rank-0.db");
+  REQUIRE(syncs.size() == 4);
+  const char* calls[] = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+                         "cudaStreamWaitEvent"};
+  for (size_t i = 0; i < 4; ++i) CHECK(syncs[i].call == calls[i]);
+}
+
 TEST_CASE("CUDA waits through ddpscope record, end to end") {
   auto plain = testing::run({CUDA_SYNC_WORKLOAD_EXE});
   auto dir = testing::temp_dir("cuda-sync-record");
