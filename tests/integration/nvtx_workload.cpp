@@ -1,13 +1,18 @@
 // A program that marks its work with NVTX3 (header-only, as torch and most
 // apps use it), for the NVTX injection tests: nested push/pop, a wide name, a
 // domain with a registered string, ranges of two domains popped out of order,
-// and start/end ranges that end on another thread. It prints its thread ids
-// and what NVTX returned, so the test can check both against the database.
+// start/end ranges that end on another thread (and ends of unknown or already
+// ended ids, which must be ignored). It prints its thread ids and what NVTX
+// returned, so the test can check both against the database.
+//
+//   nvtx_workload          the ranges above
+//   nvtx_workload deep N   one thread nests N push/pop ranges named "d<level>"
 #include <nvtx3/nvToolsExt.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 #include <thread>
 
 namespace {
@@ -35,9 +40,20 @@ nvtxEventAttributes_t registered(nvtxStringHandle_t name) {
   return a;
 }
 
+// Pushes N nested ranges, then pops them; prints the levels NVTX returned.
+int deep(int n) {
+  printf("push");
+  for (int i = 0; i < n; ++i) printf(" %d", nvtxRangePushA(("d" + std::to_string(i)).c_str()));
+  printf("\npop");
+  for (int i = 0; i < n; ++i) printf(" %d", nvtxRangePop());
+  printf("\n");
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "deep") return deep(std::stoi(argv[2]));
   printf("main %ld\n", tid());
   // step { forward, backward-ü (wide) }
   int step = nvtxRangePushA("step");
@@ -75,5 +91,7 @@ int main() {
   });
   worker.join();
   nvtxDomainRangeEnd(ddp, prefetch);
+  nvtxRangeEnd(load);         // ended already
+  nvtxRangeEnd(load + 4096);  // never started (same slot as load)
   return 0;
 }

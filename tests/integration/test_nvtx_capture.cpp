@@ -92,6 +92,30 @@ TEST_CASE("NVTX ranges are recorded with names, domains, threads and nesting") {
   CHECK(ranges["load"].end_ns <= ranges["prefetch"].start_ns);
 }
 
+TEST_CASE("NVTX nesting deeper than the stack: the outer 32 recorded, levels and pops still pair") {
+  auto dir = testing::temp_dir("nvtx-deep");
+  auto r = testing::run({NVTX_WORKLOAD_EXE, "deep", "40"}, nvtx_env(dir));
+  REQUIRE(r.status == 0);
+  std::string push, pop;
+  for (int i = 0; i < 40; ++i) {
+    push += " " + std::to_string(i);
+    pop += " " + std::to_string(39 - i);
+  }
+  auto out = said(r.out);
+  CHECK(" " + out["push"] == push);
+  CHECK(" " + out["pop"] == pop);
+  CHECK(r.err ==
+        "ddpscope: NVTX ranges nested deeper than 32 on a thread; the deeper ones are "
+        "not recorded\n");
+  auto ranges = ranges_by_name(dir + "/rank-0.db");
+  REQUIRE(ranges.size() == 32);
+  for (int i = 0; i < 32; ++i) {
+    INFO(i);
+    REQUIRE(ranges.count("d" + std::to_string(i)) == 1);
+    if (i) CHECK(inside(ranges["d" + std::to_string(i)], ranges["d" + std::to_string(i - 1)]));
+  }
+}
+
 TEST_CASE("DDPSCOPE_NVTX=0: NVTX gets no tool and nothing is recorded") {
   auto dir = testing::temp_dir("nvtx-off");
   auto r = testing::run({NVTX_WORKLOAD_EXE}, nvtx_env(dir, "0"));
@@ -101,7 +125,7 @@ TEST_CASE("DDPSCOPE_NVTX=0: NVTX gets no tool and nothing is recorded") {
   CHECK(fs::is_empty(dir));                       // no event, so no rank file
 }
 
-TEST_CASE("ddpscope record sets NVTX up; --no-nvtx and the user's own NVTX tool turn it off") {
+TEST_CASE("ddpscope record sets NVTX up, off with --no-nvtx or the user's own NVTX tool") {
   auto dir = testing::temp_dir("nvtx-record");
   auto r = testing::run({DDPSCOPE_BIN, "record", "-o", dir + "/on", "--", NVTX_WORKLOAD_EXE});
   REQUIRE(r.status == 0);
