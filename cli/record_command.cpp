@@ -68,6 +68,19 @@ void check_output_dir(const std::string& dir) {
     throw UsageError(dir + ": already holds a recording; choose another -o or remove it");
 }
 
+// NVTX loads its tool from NVTX_INJECTION64_PATH: that is how ranges reach us.
+// A tool the user chose already (Nsight, say) keeps the slot.
+void attach_nvtx(LaunchSpec& spec, const std::string& injector) {
+  const char* theirs = getenv("NVTX_INJECTION64_PATH");
+  if (theirs && *theirs) {
+    if (theirs != injector)
+      std::cerr << "ddpscope: keeping your NVTX_INJECTION64_PATH (" << theirs
+                << "); NVTX ranges go to that tool, not to ddpscope\n";
+    return;
+  }
+  spec.env["NVTX_INJECTION64_PATH"] = injector;
+}
+
 bool prepare_output_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -77,7 +90,7 @@ bool prepare_output_dir(const std::string& dir) {
 void merge_recording(const std::string& dir) {
   auto files = store::find_rank_files(dir);
   if (files.empty()) {
-    std::cerr << "ddpscope: nothing recorded (the command made no NCCL or Gloo calls)\n";
+    std::cerr << "ddpscope: nothing recorded (the command made no NCCL, Gloo, CUDA wait or NVTX calls)\n";
     return;
   }
   std::string out = (fs::path(dir) / "run.db").string();
@@ -120,6 +133,7 @@ int run_record(RecordArgs& a) {
     spec.env["DDPSCOPE_FLUSH_MS"] = std::to_string(a.flush_ms);
     spec.env["DDPSCOPE_CUPTI"] = a.no_cupti ? "0" : "1";
     spec.env["DDPSCOPE_NVTX"] = a.no_nvtx ? "0" : "1";
+    if (!a.no_nvtx) attach_nvtx(spec, injector);
   }
   int status = launch_and_wait(spec);
   if (recording) merge_recording(a.out_dir);

@@ -1,0 +1,118 @@
+// Hooks on the CUDA runtime's waits: the host time a rank spends blocked in
+// cudaStreamSynchronize, cudaDeviceSynchronize and cudaEventSynchronize, and
+// cudaStreamWaitEvent as a dependency edge (the host call only: it does not
+// block). Each is: enabled check, timestamp, the real call, timestamp, one
+// SyncEvent; the job gets exactly what the real call returned, error or not.
+//
+// Only calls that reach libcudart through its dynamic symbols are seen (torch,
+// and programs built with -cudart shared); a program linked with the static
+// cudart (nvcc's default) calls its own copy and is not interposed.
+//
+// The few runtime types are declared here, so these hooks build without the
+// toolkit (as the NCCL hooks do with nccl_abi.h): handles are opaque pointers
+// and cudaError_t is an int-sized enum.
+#include <atomic>
+
+#include "injector/runtime/capture.h"
+#include "injector/runtime/log.h"
+#include "injector/runtime/symbols.h"
+#include "profiler/core/clock.h"
+
+extern "C" {
+typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
+typedef int cudaError_t;
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+}
+
+namespace ddpscope::inject::cuda {
+namespace {
+
+// What the job gets when no libcudart is loaded behind us: the runtime's own
+// answer when it cannot initialise (cudaErrorInitializationError).
+constexpr cudaError_t kNoRuntime = 3;
+
+// pip's torch loads libcudart RTLD_LOCAL from its wheel: find_real looks past
+// RTLD_NEXT to the loaded library by soname, then by path.
+template <typename Fn>
+Fn real(std::atomic<void*>& cache, const char* name) {
+  void* p = cache.load(std::memory_order_acquire);
+  if (!p) {
+    p = find_real({name}, {"libcudart.so.13", "libcudart.so.12", "libcudart.so"});
+    if (!p)
+      notice_once(Notice::no_real_symbol,
+                  "cannot find the real %s (no libcudart loaded); the call fails", name);
+    cache.store(p, std::memory_order_release);
+  }
+  return reinterpret_cast<Fn>(p);
+}
+
+template <typename Fn, typename... Args>
+cudaError_t wait(SyncCall call, cudaStream_t stream, Fn real_fn, Args... args) {
+  if (!real_fn) return kNoRuntime;
+  if (!capturing()) return real_fn(args...);
+  ReentrancyGuard guard;
+  uint64_t t0 = clock::ticks();
+  cudaError_t rc = real_fn(args...);
+  uint64_t t1 = clock::ticks();
+  if (Event* ev = reserve_event()) {
+    ev->kind = EventKind::sync;
+    ev->sync = SyncEvent{t0, t1, reinterpret_cast<uint64_t>(stream), thread_id(), call};
+    publish_event();
+  }
+  return rc;
+}
+
+}  // namespace
+}  // namespace ddpscope::inject::cuda
+
+#define DDPSCOPE_REAL_CUDART(name)                                        \
+  ([]() {                                                                 \
+    static std::atomic<void*> cache{nullptr};                             \
+    return ::ddpscope::inject::cuda::real<decltype(&name)>(cache, #name); \
+  }())
+
+using ddpscope::SyncCall;
+using ddpscope::inject::cuda::wait;
+
+extern "C" {
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  return wait(SyncCall::stream_synchronize, stream, DDPSCOPE_REAL_CUDART(cudaStreamSynchronize),
+              stream);
+}
+
+// The per-thread-default-stream entry points (code built with
+// --default-stream per-thread calls these instead).
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
+  return wait(SyncCall::stream_synchronize, stream,
+              DDPSCOPE_REAL_CUDART(cudaStreamSynchronize_ptsz), stream);
+}
+
+cudaError_t cudaDeviceSynchronize(void) {
+  return wait(SyncCall::device_synchronize, nullptr, DDPSCOPE_REAL_CUDART(cudaDeviceSynchronize));
+}
+
+// The event's stream is not known here: recorded with stream 0.
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return wait(SyncCall::event_synchronize, nullptr, DDPSCOPE_REAL_CUDART(cudaEventSynchronize),
+              event);
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return wait(SyncCall::stream_wait_event, stream, DDPSCOPE_REAL_CUDART(cudaStreamWaitEvent),
+              stream, event, flags);
+}
+
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return wait(SyncCall::stream_wait_event, stream, DDPSCOPE_REAL_CUDART(cudaStreamWaitEvent_ptsz),
+              stream, event, flags);
+}
+
+}  // extern "C"
