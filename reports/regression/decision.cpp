@@ -13,7 +13,8 @@ namespace {
 struct Compared {
   Verdict verdict;
   double floor = 0;
-  RunSamples baseline, candidate;
+  RunSamples baseline, candidate;  // the runs with enough samples
+  bool decidable = false;
 };
 
 bool wanted(const CheckOptions& o, const std::string& family) {
@@ -76,6 +77,21 @@ void decide(Compared& c, const CheckOptions& o, double level) {
     v.status = Status::unchanged;
 }
 
+// Whether the metric can be decided, and if not why; counts the decidable.
+void classify(Compared& c, CheckResult& result) {
+  Verdict& v = c.verdict;
+  if (v.baseline_runs == 0)
+    v.status = Status::candidate_only;
+  else if (v.candidate_runs == 0)
+    v.status = Status::baseline_only;
+  else if (c.baseline.empty() || c.candidate.empty())
+    v.status = Status::too_few_samples;
+  else {
+    c.decidable = true;
+    ++result.decided;
+  }
+}
+
 void compare_facts(const Pairing& p, CheckResult& result) {
   const auto &base = p.baseline.front()->facts, &cand = p.candidate.front()->facts;
   for (size_t i = 0; i < base.size() && i < cand.size(); ++i)
@@ -123,37 +139,23 @@ CheckResult check(const std::vector<RunMetrics>& baseline, const std::vector<Run
   result.notes = pairs.unpaired;
   std::vector<Compared> all;
   for (const auto& p : pairs.alike) {
-    std::vector<Compared> metrics;
-    std::map<std::string, size_t> at;
-    gather(p.baseline, true, p.kind, options, metrics, at);
-    gather(p.candidate, false, p.kind, options, metrics, at);
-    if (std::none_of(metrics.begin(), metrics.end(), [](const Compared& c) {
-          return c.verdict.baseline_runs > 0 && c.verdict.candidate_runs > 0;
-        }))
-      throw InputError("no " + p.kind + " metric in common between baseline " +
-                       p.baseline.front()->source + " and candidate " +
-                       p.candidate.front()->source + " (different settings or --metric)");
+    std::map<std::string, size_t> at;  // per kind: keys never mix kinds
+    gather(p.baseline, true, p.kind, options, all, at);
+    gather(p.candidate, false, p.kind, options, all, at);
     compare_facts(p, result);
-    for (auto& c : metrics) all.push_back(std::move(c));
   }
-  for (auto& c : all) {
-    Verdict& v = c.verdict;
-    if (v.baseline_runs == 0)
-      v.status = Status::candidate_only;
-    else if (v.candidate_runs == 0)
-      v.status = Status::baseline_only;
-    else if (c.baseline.empty() || c.candidate.empty())
-      v.status = Status::too_few_samples;
-    else
-      ++result.decided;
-  }
+  for (auto& c : all) classify(c, result);
+  if (std::none_of(all.begin(), all.end(), [](const Compared& c) {
+        return c.verdict.baseline_runs > 0 && c.verdict.candidate_runs > 0;
+      }))
+    throw InputError("no metric in common between baseline " + baseline.front().source +
+                     " and candidate " + candidate.front().source +
+                     " (different tuner settings, or --metric selects none of theirs)");
   // Bonferroni: with m metrics at 1 - a/m each, the chance that any of them
   // flags noise as a regression stays within a.
   result.level = 1 - (1 - options.confidence) / std::max(1, result.decided);
   for (auto& c : all) {
-    if (c.verdict.baseline_runs && c.verdict.candidate_runs && !c.baseline.empty() &&
-        !c.candidate.empty())
-      decide(c, options, result.level);
+    if (c.decidable) decide(c, options, result.level);
     result.verdicts.push_back(std::move(c.verdict));
   }
   return result;

@@ -1,5 +1,6 @@
 #include "reports/regression/recorded_metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -25,50 +26,65 @@ Metric per_iteration(const analysis::RunAnalysis& run, const std::string& family
   return m;
 }
 
-// The DDP communicator of a rank, as analyze_run picks it: most all-reduce bytes.
-std::map<int, uint64_t> ddp_comms(const std::vector<CollectiveRecord>& allreduces) {
+// A DDP all-reduce as the bucket samples need it (compact: runs have millions).
+struct BucketCall {
+  int64_t start = 0, end = 0;
+  uint64_t seq = 0;
+};
+
+// Each rank's all-reduces on its DDP communicator (as analyze_run picks it:
+// the one with the most all-reduce bytes), ordered by start. Two streaming
+// passes, so memory stays at one small record per DDP call.
+std::map<int, std::vector<BucketCall>> ddp_calls(store::RunReader& reader) {
   std::map<int, std::map<uint64_t, uint64_t>> bytes;
-  for (const auto& c : allreduces) bytes[c.rank][c.comm_id] += c.bytes;
-  std::map<int, uint64_t> out;
+  reader.for_each_collective(
+      [&](const CollectiveRecord& c) { bytes[c.rank][c.comm_id] += c.bytes; }, "op = 'allreduce'");
+  std::map<int, uint64_t> comm;
   for (auto& [rank, per_comm] : bytes) {
     uint64_t most = 0;
-    for (auto& [comm, b] : per_comm)
-      if (b >= most) most = b, out[rank] = comm;
+    for (auto& [id, b] : per_comm)
+      if (b >= most) most = b, comm[rank] = id;
   }
+  std::map<int, std::vector<BucketCall>> out;
+  reader.for_each_collective(
+      [&](const CollectiveRecord& c) {
+        if (c.comm_id == comm[c.rank]) out[c.rank].push_back({start_of(c), end_of(c), c.seq});
+      },
+      "op = 'allreduce'");
+  for (auto& [rank, calls] : out)
+    std::sort(calls.begin(), calls.end(), [](auto& x, auto& y) { return x.start < y.start; });
   return out;
 }
 
 // Bucket j of a steady iteration is its j-th DDP all-reduce in issue (seq)
-// order; an iteration spans [start_ns, end_ns) as analyze_run found it.
+// order; an iteration holds the calls starting in [start_ns, end_ns) as
+// analyze_run found it (for the last one, end_ns is its last bucket's end).
 // Iterations whose call count differs from the layout are left out.
 std::vector<Metric> bucket_metrics(store::RunReader& reader, const analysis::RunAnalysis& run) {
   std::vector<Metric> out;
   for (const auto& b : run.buckets) {
-    std::string size = reports::human_bytes(double(b.bytes));
+    std::string index = std::to_string(b.index);
     out.push_back({"bucket",
-                   "bucket " + std::to_string(b.index) + " " + std::to_string(b.bytes),
-                   "bucket " + std::to_string(b.index) + " (" + size + ") time",
+                   "bucket " + index + " " + std::to_string(b.bytes),
+                   "bucket " + index + " (" + reports::human_bytes(double(b.bytes)) + ") time",
                    "us",
                    Better::lower,
                    1.0,
                    {}});
   }
-  auto allreduces = reader.collectives("op = 'allreduce'");
-  auto comm = ddp_comms(allreduces);
-  std::map<int, std::vector<const CollectiveRecord*>> ddp;
-  for (const auto& c : allreduces)
-    if (c.comm_id == comm[c.rank]) ddp[c.rank].push_back(&c);
-  for (auto& [rank, calls] : ddp)
-    std::sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->seq < b->seq; });
+  auto ddp = ddp_calls(reader);
+  std::vector<BucketCall> in;
   for (const auto& it : run.iteration_list) {
     if (it.warmup || size_t(it.buckets) != out.size()) continue;
-    std::vector<const CollectiveRecord*> in;
-    for (const auto* c : ddp[it.rank])
-      if (start_of(*c) >= it.start_ns && (start_of(*c) < it.end_ns || it.end_ns == end_of(*c)))
-        in.push_back(c);
+    const auto& calls = ddp[it.rank];
+    auto first = std::lower_bound(calls.begin(), calls.end(), it.start_ns,
+                                  [](const BucketCall& c, int64_t t) { return c.start < t; });
+    in.clear();
+    for (auto c = first; c != calls.end() && c->start < it.end_ns; ++c) in.push_back(*c);
     if (in.size() != out.size()) continue;
+    std::sort(in.begin(), in.end(), [](auto& x, auto& y) { return x.seq < y.seq; });
     for (size_t j = 0; j < in.size(); ++j)
-      out[j].samples.push_back(double(end_of(*in[j]) - start_of(*in[j])) / 1e3);
+      out[j].samples.push_back(double(in[j].end - in[j].start) / 1e3);
   }
   return out;
 }
