@@ -17,7 +17,8 @@ std::string kinds_text(const std::vector<RunMetrics>& runs) {
   std::set<std::string> kinds;
   for (const auto& r : runs) kinds.insert(r.kind);
   std::string s;
-  for (const auto& k : kinds) s += (s.empty() ? "" : " and ") + k;
+  for (const auto& k : kinds)
+    s += (s.empty() ? "" : " and ") + (k == "recorded run" ? "a " + k : k);
   return s;
 }
 
@@ -49,8 +50,8 @@ Pairings pair_alike(const std::vector<RunMetrics>& baseline,
     out.alike.push_back(std::move(p));
   }
   if (out.alike.empty())
-    throw InputError("nothing alike to compare: baseline " + baseline.front().source + " holds " +
-                     kinds_text(baseline) + ", candidate " + candidate.front().source + " holds " +
+    throw InputError("nothing alike to compare: baseline " + baseline.front().path + " holds " +
+                     kinds_text(baseline) + ", candidate " + candidate.front().path + " holds " +
                      kinds_text(candidate));
   return out;
 }

@@ -39,6 +39,7 @@ struct Fact {
 };
 
 struct RunMetrics {
+  std::string path;    // the database
   std::string source;  // "A.db", or "A.db (tune run 2)"
   std::string kind;    // "recorded run" or "tuner results"
   std::vector<Field> identity;

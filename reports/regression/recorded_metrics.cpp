@@ -135,7 +135,7 @@ RunMetrics recorded_metrics(store::RunReader& reader) {
   uint64_t grad_bytes = 0;
   for (const auto& b : run.buckets) grad_bytes += b.bytes;
   RunMetrics out;
-  out.source = reader.path();
+  out.path = out.source = reader.path();
   out.kind = "recorded run";
   out.identity = {{"world size", std::to_string(run.world_size)},
                   {"backend", run.backend},

@@ -34,6 +34,7 @@ std::string workload_name(const std::string& name) {
 RunMetrics one_run(const std::string& path, const store::TuneRun& run,
                    const std::vector<store::TuneSample>& samples) {
   RunMetrics out;
+  out.path = path;
   out.source = path + " (tune run " + std::to_string(run.id) + ")";
   out.kind = "tuner results";
   out.identity = {{"workload", workload_name(run.workload)},
