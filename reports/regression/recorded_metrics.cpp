@@ -11,8 +11,6 @@
 namespace ddpscope::regression {
 namespace {
 
-constexpr double kMsFloor = 1e-3;  // 1 us: below what host timing resolves meaningfully
-
 int64_t start_of(const CollectiveRecord& c) {
   return c.start_ns != kNoTime ? c.start_ns : c.host_start_ns;
 }
@@ -20,7 +18,8 @@ int64_t end_of(const CollectiveRecord& c) { return c.end_ns != kNoTime ? c.end_n
 
 Metric per_iteration(const analysis::RunAnalysis& run, const std::string& family,
                      const std::string& label, double analysis::IterationStats::*field) {
-  Metric m{family, family, label, "ms", Better::lower, kMsFloor, {}};
+  double floor = per_iteration_floor(run.iterations.median_ms);
+  Metric m{family, family, label, "ms", Better::lower, floor, {}};
   for (const auto& it : run.iteration_list)  // rank by rank, in iteration order
     if (!it.warmup) m.samples.push_back(it.*field);
   return m;

@@ -1,14 +1,14 @@
 #include "reports/regression/tuned_metrics.h"
 
 #include <cstdio>
+#include <iterator>
 #include <map>
 
 #include "profiler/store/tune_store.h"
+#include "reports/regression/statistics.h"
 
 namespace ddpscope::regression {
 namespace {
-
-constexpr double kMsFloor = 1e-3;  // 1 us
 
 std::string mb_text(double mb) {
   char buf[32];
@@ -54,10 +54,14 @@ RunMetrics one_run(const std::string& path, const store::TuneRun& run,
       std::string key = std::string(f.name) + " " + setting + " x" + std::to_string(s.nranks);
       auto [it, fresh] = index.try_emplace(key, out.metrics.size());
       if (fresh)
-        out.metrics.push_back(
-            {f.name, key, setting + ": " + f.what, "ms", Better::lower, kMsFloor, {}});
+        out.metrics.push_back({f.name, key, setting + ": " + f.what, "ms", Better::lower, 0, {}});
       out.metrics[it->second].samples.push_back(s.*f.field);
     }
+  }
+  // Floors per setting, from its iteration time (the first metric of each).
+  for (size_t i = 0; i < out.metrics.size(); i += std::size(families)) {
+    double floor = per_iteration_floor(median(out.metrics[i].samples));
+    for (size_t j = i; j < i + std::size(families); ++j) out.metrics[j].floor = floor;
   }
   return out;
 }

@@ -254,7 +254,7 @@ class BadInput(unittest.TestCase):
 
     def test_bad_flags(self):
         with tempfile.TemporaryDirectory() as tmp:
-            db = BadInput.tuner_db(self, tmp, "good")
+            db = self.tuner_db(tmp, "good")
             both = ["--baseline", db, "--candidate", db]
             self.expect_error([*both, "--tolerance", "-1"], "--tolerance")
             self.expect_error([*both, "--metric", "comm,latency"], "latency")

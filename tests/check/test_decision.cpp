@@ -173,3 +173,25 @@ TEST_CASE("only like is compared with like") {
     CHECK_THROWS_WITH(check({base}, {cand}, {}), Catch::Contains("no metric in common"));
   }
 }
+
+TEST_CASE("exposed time under the floor is not a relative change") {
+  // No exposed communication in the baseline, 2 us in the candidate: below 1%
+  // of a 30 ms iteration, negligible; 5 ms of it is a regression.
+  double floor = per_iteration_floor(30);
+  CHECK(floor == Approx(0.3));
+  CHECK(per_iteration_floor(0) == Approx(1e-3));
+  auto with_exposed = [&](const std::string& source, double ms, uint64_t seed) {
+    auto r = run(source, 10, 1, 0.1, seed);
+    auto values = samples(40, ms, 0.1, seed + 7);
+    if (ms == 0) values.assign(40, 0.0);
+    r.metrics.push_back({"exposed", "exposed", "exposed communication per iteration", "ms",
+                         Better::lower, floor, values});
+    return r;
+  };
+  CheckOptions only_exposed;
+  only_exposed.families = {"exposed"};
+  auto tiny = check({with_exposed("a.db", 0, 1)}, {with_exposed("b.db", 0.002, 2)}, only_exposed);
+  CHECK(verdict(tiny, "exposed").status == Status::unchanged);
+  auto large = check({with_exposed("a.db", 0, 1)}, {with_exposed("b.db", 5, 2)}, only_exposed);
+  CHECK(verdict(large, "exposed").status == Status::regression);
+}

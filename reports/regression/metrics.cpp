@@ -1,9 +1,15 @@
-// load_run_metrics(): what one database holds for the check.
 #include "reports/regression/metrics.h"
+
+#include <algorithm>
+
 #include "reports/regression/recorded_metrics.h"
 #include "reports/regression/tuned_metrics.h"
 
 namespace ddpscope::regression {
+
+double per_iteration_floor(double iteration_median_ms) {
+  return std::max(0.01 * iteration_median_ms, 1e-3);
+}
 
 const std::vector<std::string>& metric_families() {
   static const std::vector<std::string> families = {"comm", "exposed", "bucket", "busbw", "iter"};
