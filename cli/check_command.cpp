@@ -43,8 +43,13 @@ regression::CheckOptions options_of(const CheckArgs& a) {
 
 std::vector<regression::RunMetrics> load_side(const std::vector<std::string>& paths) {
   std::vector<regression::RunMetrics> out;
-  for (const auto& p : paths)
-    for (auto& run : regression::load_run_metrics(p)) out.push_back(std::move(run));
+  for (size_t i = 0; i < paths.size(); ++i) {
+    // The same run twice would pass for two runs that agree: less noise than there is.
+    if (std::find(paths.begin(), paths.begin() + long(i), paths[i]) != paths.begin() + long(i))
+      throw UsageError(paths[i] +
+                       ": given twice on one side (repeated runs must be different runs)");
+    for (auto& run : regression::load_run_metrics(paths[i])) out.push_back(std::move(run));
+  }
   return out;
 }
 
@@ -98,6 +103,10 @@ Run add_check(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--junit", a->junit, "write JUnit XML (one test case per metric)");
   sub->add_option("--markdown", a->markdown, "write a Markdown summary (CI job summary)");
+  sub->footer(
+      "\nExit status: 0 no regression, 1 a regression (each named with its figures), 2 bad input\n"
+      "(mismatched, corrupt or unusable databases, bad flags). Give each side several runs\n"
+      "(e.g. --baseline r1.db,r2.db,r3.db) so that the run-to-run noise is measured; docs/ci.md.");
   return [a] { return run_check(*a); };
 }
 

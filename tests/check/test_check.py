@@ -2,12 +2,13 @@
 """`ddpscope check` end to end on real runs.
 
 Recorded runs: the example DDP job (examples/ddp_train.py, 2 CPU ranks, Gloo)
-recorded as a baseline three times, then five identical reruns, each checked
-against it, must pass; the same job on a bandwidth-limited network (a
-network namespace whose loopback a tbf qdisc holds to 50 Mbit/s) must fail,
-naming communication per iteration; a far smaller bucket size is reported as
-a changed bucket layout. Tuner results: identical tuner reruns pass;
-the same sweep with the loopback bandwidth limited must fail, naming the setting's iteration time. Mismatched, corrupt
+recorded as a baseline three times, interleaved with five identical reruns;
+each rerun checked against the baseline must pass. The same job on a
+bandwidth-limited network (a network namespace whose loopback a tbf qdisc
+holds to 50 Mbit/s) must fail, naming communication per iteration; a far
+smaller bucket size is reported as a changed bucket layout. Tuner results:
+identical tuner reruns pass; the same sweep with the loopback bandwidth
+limited must fail, naming the setting's iteration time. Mismatched, corrupt
 and unusable databases exit 2 with one line naming the file. Every JUnit file
 is parsed with a real XML parser (and xmllint where installed).
 """
@@ -27,8 +28,8 @@ DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"
 EXAMPLE = os.path.join(ROOT, "examples", "ddp_train.py")
 TORCH_PY = "/usr/bin/python3"
 ITERS = 30
-BASELINE_RUNS = 3
-RERUNS = 5
+# Three baseline runs and five reruns of the same job, in this order.
+INTERLEAVED = ["base0", "rerun0", "base1", "rerun1", "rerun2", "base2", "rerun3", "rerun4"]
 
 
 def check(*args):
@@ -99,10 +100,15 @@ class RecordedRuns(unittest.TestCase):
         if not LimitedLoopback.available():
             self.skipTest("needs root, ip and tc to limit loopback bandwidth")
         with tempfile.TemporaryDirectory() as tmp:
-            baseline = [self.record(tmp, f"base{i}") for i in range(BASELINE_RUNS)]
+            # Baseline runs interleaved with the reruns, as CI keeps baselines from
+            # different pipelines: they sample how the shared machine's load
+            # moves while the test runs (other jobs start and stop).
+            baseline, reruns = [], []
+            for name in INTERLEAVED:
+                run = self.record(tmp, name)
+                (baseline if name.startswith("base") else reruns).append(run)
             base_args = ["--baseline", ",".join(baseline)]
-            for i in range(RERUNS):
-                rerun = self.record(tmp, f"rerun{i}")
+            for i, rerun in enumerate(reruns):
                 junit = os.path.join(tmp, f"rerun{i}.xml")
                 res = check(*base_args, "--candidate", rerun, "--junit", junit)
                 self.assertEqual(res.returncode, 0, f"rerun {i} flagged:\n{res.stdout}{res.stderr}")
@@ -167,12 +173,14 @@ class TunerResults(unittest.TestCase):
             wl = os.path.join(tmp, "w.json")
             workload(wl)
             baseline = os.path.join(tmp, "base.db")
-            for _ in range(BASELINE_RUNS):  # appended: one database, three tune runs
-                res = tune(baseline, wl)
+            reruns = []
+            for name in ["base", "rerun0", "base", "rerun1", "base"]:  # interleaved, as above
+                db = baseline if name == "base" else os.path.join(tmp, name + ".db")
+                res = tune(db, wl)  # the baseline's runs are appended to one database
                 self.assertEqual(res.returncode, 0, res.stderr)
-            for i in range(2):
-                rerun = os.path.join(tmp, f"rerun{i}.db")
-                self.assertEqual(tune(rerun, wl).returncode, 0)
+                if db != baseline:
+                    reruns.append(db)
+            for i, rerun in enumerate(reruns):
                 junit = os.path.join(tmp, f"rerun{i}.xml")
                 res = check("--baseline", baseline, "--candidate", rerun, "--junit", junit)
                 self.assertEqual(res.returncode, 0, f"rerun {i} flagged:\n{res.stdout}{res.stderr}")
@@ -260,6 +268,7 @@ class BadInput(unittest.TestCase):
             self.expect_error([*both, "--metric", "comm,latency"], "latency")
             self.expect_error([*both, "--min-samples", "1"], "--min-samples")
             self.expect_error(["--baseline", db], "--candidate")
+            self.expect_error(["--baseline", f"{db},{db}", "--candidate", db], "given twice")
             unwritable = os.path.join(tmp, "no", "such", "dir", "out.xml")
             self.expect_error([*both, "--junit", unwritable], unwritable)
             # Sanity: the same database against itself is no regression.
