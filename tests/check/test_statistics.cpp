@@ -54,6 +54,13 @@ TEST_CASE("bootstrap interval of a ratio of medians") {
     CHECK(a.lo == b.lo);
     CHECK(a.hi == b.hi);
   }
+  SECTION("long runs are thinned for resampling, and the interval still holds the ratio") {
+    auto r = bootstrap_ratio({samples(200000, 10, 0.1, 9)}, {samples(200000, 15, 0.1, 10)}, spec);
+    CHECK(r.lo < 1.5);
+    CHECK(r.hi > 1.5);
+    CHECK(r.lo > 1.4);
+    CHECK(r.hi < 1.6);
+  }
   SECTION("repeated runs: the spread of run medians widens the interval") {
     RunSamples tight{samples(40, 10, 0.02, 4)};
     RunSamples spread{samples(40, 8, 0.02, 5), samples(40, 10, 0.02, 6), samples(40, 13, 0.02, 7)};
