@@ -32,7 +32,7 @@ void block_resample(const std::vector<double>& run, std::mt19937_64& rng,
 // Long runs (a million collectives) would make every resample slow: runs are
 // thinned to evenly spaced samples, order kept. A median from fewer samples
 // only varies more, so the interval can only widen.
-constexpr size_t kMaxBootstrapSamples = 1000;
+constexpr size_t kMaxBootstrapSamples = 250;
 
 RunSamples thinned(const RunSamples& runs) {
   RunSamples out;

@@ -50,8 +50,8 @@ std::optional<double> run_noise(const RunSamples& baseline, const RunSamples& ca
 // moving blocks (iterations next to each other share the machine's load, so
 // single-sample draws would understate the spread). A side with a single run
 // cannot show how much runs move, so each resample shifts it by a run shift
-// drawn from the repeated runs, when there are any. Runs longer than 1,000
-// samples are thinned to 1,000 evenly spaced ones first (bounded cost).
+// drawn from the repeated runs, when there are any. Runs longer than 250
+// samples are thinned to 250 evenly spaced ones first (bounded cost).
 Interval bootstrap_ratio(const RunSamples& baseline, const RunSamples& candidate,
                          const BootstrapSpec& spec);
 
