@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add(ddpscope::cli::add_merge);
   add(ddpscope::cli::add_report);
   add(ddpscope::cli::add_tune);
+  add(ddpscope::cli::add_check);
 
   auto known = [&](const std::string& name) {
     for (auto* sub : app.get_subcommands({}))
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::cerr << "ddpscope: unknown command '" << argv[1]
-              << "' (commands: record, merge, report, tune)\n";
+              << "' (commands: record, merge, report, tune, check)\n";
     return 2;
   }
   try {

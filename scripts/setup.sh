@@ -9,6 +9,7 @@ packages=(
   libgloo-dev libopenmpi-dev openmpi-bin
   python3-torch
   chromium
+  libxml2-utils iproute2   # xmllint and ip/tc for the check tests (tests/check)
 )
 
 missing=()

@@ -1,0 +1,30 @@
+#include "reports/regression/metrics.h"
+
+#include <algorithm>
+
+#include "reports/regression/recorded_metrics.h"
+#include "reports/regression/tuned_metrics.h"
+
+namespace ddpscope::regression {
+
+double per_iteration_floor(double iteration_median_ms) {
+  return std::max(0.01 * iteration_median_ms, 1e-3);
+}
+
+const std::vector<std::string>& metric_families() {
+  static const std::vector<std::string> families = {"comm", "exposed", "bucket", "busbw", "iter"};
+  return families;
+}
+
+std::vector<RunMetrics> load_run_metrics(const std::string& path) {
+  store::RunReader reader(path);
+  std::vector<RunMetrics> out;
+  if (reader.count("collectives") > 0) out.push_back(recorded_metrics(reader));
+  for (auto& run : tuned_metrics(reader)) out.push_back(std::move(run));
+  if (out.empty())
+    throw InputError(path +
+                     ": holds neither a recorded run nor tuner results (nothing to compare)");
+  return out;
+}
+
+}  // namespace ddpscope::regression
