@@ -2,6 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "cli/tune_model_args.h"
+#include "tuner/sweep.h"
 
 namespace ddpscope::cli {
 
@@ -15,8 +19,14 @@ struct TuneArgs {
   int warmup = 3;
   std::string json, db, results_dir;
   bool dry_run = false, worker = false;
+  std::string topology;  // --topology SPEC (tuner/topology.h)
+  ModelArgs model;       // --backend model and its flags (cli/tune_model.cpp)
 };
 
 int run_tune(TuneArgs& args);
+
+// Runs every measured backend of `args` on --nproc local ranks and returns
+// their results; throws std::runtime_error when a backend's ranks fail.
+std::vector<tuner::SettingResult> measure_sweep(TuneArgs args);
 
 }  // namespace ddpscope::cli

@@ -1,0 +1,220 @@
+// `ddpscope tune --backend model`: predicts the sweep with the cost model
+// (tuner/model/), next to any measured backends of the same command line,
+// with the error table where both exist. The modelled backend is the
+// calibrated one (--calibration FILE, or --calibrate to measure it now) or,
+// without a calibration, NCCL with its own priors on the --topology given.
+#include "cli/tune_model.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/tune_calibrate.h"
+#include "cli/tune_output.h"
+#include "reports/atomic_file.h"
+#include "tuner/bucket_plan.h"
+#include "tuner/model/calibration_file.h"
+#include "tuner/model/model_sweep.h"
+#include "tuner/model/nccl_outputs.h"
+#include "tuner/model/validation.h"
+#include "tuner/topology.h"
+
+namespace ddpscope::cli {
+namespace {
+
+using nlohmann::json;
+namespace model = tuner::model;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<double> bucket_sizes(const TuneArgs& a) {
+  std::vector<double> out;
+  for (const auto& s : split(a.bucket_mb)) out.push_back(std::stod(s));  // checked by run_tune
+  return out;
+}
+
+std::string measured_backends(const TuneArgs& a) {
+  std::string out;
+  for (const auto& b : split(a.backends))
+    if (!is_model_backend(b)) out += (out.empty() ? "" : ",") + b;
+  return out;
+}
+
+tuner::Topology topology_of(const TuneArgs& a) {
+  if (a.topology.empty()) return tuner::parse_topology("1x" + std::to_string(a.nproc));
+  try {
+    return tuner::parse_topology(a.topology);
+  } catch (const tuner::TopologyError& e) {
+    throw UsageError(std::string("--topology ") + e.what());
+  }
+}
+
+model::GpuArch gpu_arch(const std::string& name) {
+  if (name == "volta") return model::GpuArch::volta;
+  if (name == "ampere") return model::GpuArch::ampere;
+  if (name == "hopper") return model::GpuArch::hopper;
+  throw UsageError("--gpu: '" + name + "' is not volta, ampere or hopper");
+}
+
+// The calibration to model with: measured now, read from a file, or none (NCCL).
+std::optional<model::Calibration> calibration_for(const TuneArgs& a) {
+  const auto& m = a.model;
+  if (m.calibrate) {
+    std::string backend =
+        split(measured_backends(a)).empty() ? "gloo" : split(measured_backends(a))[0];
+    if (backend == "nccl") throw UsageError("--calibrate: NCCL is modelled from its priors");
+    auto c = measure_calibration(a, backend);
+    if (!m.calibration.empty()) model::save_calibration(m.calibration, c);
+    return c;
+  }
+  if (m.calibration.empty()) return std::nullopt;
+  try {
+    return model::load_calibration(m.calibration);
+  } catch (const model::CalibrationError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void print_calibration(const model::Calibration& c, std::ostream& out) {
+  char line[512];
+  snprintf(line, sizeof line,
+           "calibration: %s %s all-reduce, %d points at %d sizes: alpha %.1f us, beta %.3f GB/s"
+           "%s; R^2 %.4f, median error %.1f%%, max %.1f%%; comm rate during compute %.2f, "
+           "step delay %.2f ms (%s)\n",
+           c.backend.c_str(), model::algorithm_name(c.algorithm), c.intra.observations,
+           c.intra.distinct_sizes, c.intra.cost.alpha_s * 1e6,
+           c.intra.cost.beta_s_per_byte > 0 ? 1e-9 / c.intra.cost.beta_s_per_byte : 0.0,
+           c.intra.gamma_fitted ? "" : " (reduction folded into beta)", c.intra.r2,
+           100 * c.intra.median_rel_error, 100 * c.intra.max_rel_error, c.comm_rate_during_compute,
+           c.step_delay_under_comm_ms, c.comm_rate_source.c_str());
+  out << line;
+}
+
+void print_validation(const model::Validation& v, std::ostream& out) {
+  char line[256];
+  out << "\nmodel vs measurement (iteration time, median over iterations)\n";
+  snprintf(line, sizeof line, "%-8s %-9s %10s %12s %12s %9s\n", "backend", "topology", "bucket MB",
+           "measured ms", "predicted ms", "error");
+  out << line;
+  for (const auto& r : v.rows) {
+    snprintf(line, sizeof line, "%-8s %-9s %10g %12.2f %12.2f %+8.1f%%\n", r.backend.c_str(),
+             r.topology.c_str(), r.bucket_mb, r.measured_ms, r.predicted_ms, r.error_pct);
+    out << line;
+  }
+  snprintf(line, sizeof line, "median |error| %.1f%%, max %.1f%% over %zu settings\n",
+           v.median_abs_error_pct, v.max_abs_error_pct, v.rows.size());
+  out << line;
+}
+
+json validation_json(const model::Validation& v) {
+  json rows = json::array();
+  for (const auto& r : v.rows)
+    rows.push_back({{"backend", r.backend},
+                    {"topology", r.topology},
+                    {"bucket_mb", r.bucket_mb},
+                    {"measured_iter_ms", r.measured_ms},
+                    {"predicted_iter_ms", r.predicted_ms},
+                    {"error_pct", r.error_pct}});
+  return {{"rows", rows},
+          {"median_abs_error_pct", v.median_abs_error_pct},
+          {"max_abs_error_pct", v.max_abs_error_pct}};
+}
+
+// NCCL's variables and plugin file for the recommended bucket size.
+std::vector<std::string> nccl_outputs(const TuneArgs& a, const tuner::Workload& w,
+                                      const model::ModelBackend& m, double best_mb) {
+  std::vector<uint64_t> sizes;
+  for (const auto& b : tuner::plan_buckets(w, best_mb, a.first_bucket_mb).buckets)
+    sizes.push_back(b.bytes);
+  const auto& path = a.model.nccl_tuner_config;
+  if (!path.empty())
+    reports::write_atomically(path, [&](std::ostream& out) {
+      model::write_nccl_tuner_config(out, m.cluster(), model::nccl_choice_ranges(m.cluster()));
+    });
+  return model::nccl_environment(m.cluster(), sizes, path);
+}
+
+}  // namespace
+
+void add_model_options(CLI::App* tune, TuneArgs& a) {
+  tune->add_option("--calibration", a.model.calibration,
+                   "calibration JSON for --backend model (written there with --calibrate)");
+  tune->add_flag("--calibrate", a.model.calibrate,
+                 "measure a calibration with the first measured backend (default gloo) first");
+  tune->add_option("--gpu", a.model.gpu, "GPU class for NCCL's priors: volta, ampere, hopper")
+      ->capture_default_str();
+  tune->add_option("--nccl-tuner-config", a.model.nccl_tuner_config,
+                   "write NCCL's example tuner-plugin CSV for the modelled cluster");
+}
+
+bool is_model_backend(const std::string& name) { return name == model::kModelBackendLabel; }
+
+bool uses_model(const TuneArgs& a) {
+  for (const auto& b : split(a.backends))
+    if (is_model_backend(b)) return true;
+  return a.model.calibrate;
+}
+
+int run_model_tune(TuneArgs& a, const tuner::Workload& w) {
+  const tuner::Topology topology = topology_of(a);
+  const model::GpuArch arch = gpu_arch(a.model.gpu);
+  const auto calibration = calibration_for(a);
+  const auto m = calibration ? model::ModelBackend::calibrated(*calibration, topology)
+                             : model::ModelBackend::nccl_priors(topology, arch);
+  if (!a.model.nccl_tuner_config.empty() && !m.is_nccl())
+    throw UsageError("--nccl-tuner-config: only for the NCCL model (no --calibration)");
+
+  TuneArgs measured_args = a;
+  measured_args.backends = measured_backends(a);
+  std::vector<tuner::SettingResult> measured;
+  if (!measured_args.backends.empty()) measured = measure_sweep(measured_args);
+  const auto predicted = model::predict_sweep(w, m, bucket_sizes(a), a.first_bucket_mb);
+
+  auto all = measured;
+  all.insert(all.end(), predicted.begin(), predicted.end());
+  auto measured_rec = tuner::recommend(measured);
+  auto model_rec = tuner::recommend(predicted);
+  model_rec.environment.insert(
+      model_rec.environment.begin(),
+      "torch.distributed.init_process_group(backend=\"" + m.backend() + "\")");
+  if (m.is_nccl()) {
+    auto env = nccl_outputs(a, w, m, model_rec.best.bucket_mb);
+    model_rec.environment.insert(model_rec.environment.end(), env.begin(), env.end());
+  }
+  const auto validation = model::validate_model(measured, predicted);
+
+  std::cout << "workload " << w.name << ": " << w.params.size() << " gradients, "
+            << double(w.total_bytes()) / (1 << 20) << " MiB\n";
+  if (calibration) print_calibration(*calibration, std::cout);
+  std::cout << m.describe() << "\n\n";
+  print_tune_table(all, std::cout);
+  if (!measured.empty()) print_tune_recommendation(measured_rec, std::cout);
+  std::cout << "\npredicted by the model:";
+  print_tune_recommendation(model_rec, std::cout);
+  if (!validation.rows.empty()) print_validation(validation, std::cout);
+
+  json j = tune_json(a, w, all, measured.empty() ? model_rec : measured_rec);
+  for (auto& row : j["results"])
+    if (row["backend"] == model::kModelBackendLabel) row["modelled_backend"] = m.backend();
+  j["model"] = {{"backend", m.backend()},
+                {"topology", topology.name()},
+                {"description", m.describe()},
+                {"recommendation", tune_json(a, w, predicted, model_rec)["recommendation"]}};
+  if (!validation.rows.empty()) j["validation"] = validation_json(validation);
+  if (!a.json.empty())
+    reports::write_atomically(a.json, [&](std::ostream& out) { out << j.dump(1) << "\n"; });
+  if (!a.db.empty()) store_tune_results(a, w, all, j["recommendation"]);
+  return 0;
+}
+
+}  // namespace ddpscope::cli
