@@ -20,13 +20,15 @@ namespace {
 using nlohmann::json;
 using tuner::model::CommObservation;
 
-// Sizes (MiB) for the fit: gradients of 64 KiB, 16 MiB in all, so every cap
-// from 1/16 MiB up gives buckets of that size.
-const char* kFitSizesMb = "0.0625,0.25,1,4,16";
-constexpr uint64_t kFitParamNumel = 16384;  // float32: 64 KiB
+// Sizes (MiB) for the fit: gradients of 256 KiB, 64 MiB in all, so every cap
+// from 1/4 MiB up gives buckets of that size, up to the largest a sweep
+// usually tries (large buffers fall out of cache: they must be in the fit).
+const char* kFitSizesMb = "0.25,1,4,16,64";
+constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
 constexpr int kFitParams = 256;
-constexpr uint64_t kProbeNumel = 2 * 1024 * 1024;  // 8 MiB: long enough to outlast jitter
+constexpr double kProbeStepUs = 600;  // a layer's backward, as in the tests' workloads
 constexpr int kProbeSteps = 16;
+constexpr int kProbeIterations = 24;  // short iterations: many, for a steady median
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -56,13 +58,14 @@ std::string write_workload(const std::string& path, const json& w) {
 
 // The sweep as the user asked for it, but one backend, a synthetic workload.
 std::vector<tuner::SettingResult> measure(const TuneArgs& a, const std::string& backend,
-                                          const std::string& workload, const std::string& sizes) {
+                                          const std::string& workload, const std::string& sizes,
+                                          int iters = 8) {
   TuneArgs run = a;
   run.backends = backend;
   run.workload = workload;
   run.bucket_mb = sizes;
   run.results_dir.clear();
-  run.iters = std::max(a.iters, 8);
+  run.iters = std::max(a.iters, iters);
   run.warmup = std::max(a.warmup, 2);
   return measure_sweep(run);
 }
@@ -87,37 +90,32 @@ std::vector<CommObservation> fit_points(const TuneArgs& a, const std::string& ba
   return points;
 }
 
-// A large bucket ready at backward start, then kProbeSteps short compute
-// steps (half its fitted time in all, so it is in flight throughout), then a
-// tiny bucket. Per iteration: backward took B = K·step + K·delay, and
-// exposed = (t_large - rate·B) + t_tiny. Medians over iterations.
-void measure_interference(const TuneArgs& a, const std::string& backend,
-                          tuner::model::Calibration* c, const std::string& dir) {
-  using tuner::model::Algorithm;
-  const double large_ms =
-      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 4.0 * kProbeNumel, c->intra.cost) * 1e3;
+// kProbeSteps compute steps of `step_us`, then a tiny bucket: a DDP
+// iteration is its slowest rank's, K·(step + delay) + t_tiny, so the delay
+// is read from iteration times alone. Median over iterations.
+double measure_step_delay(const TuneArgs& a, const std::string& backend,
+                          const tuner::model::LinkCost& link, const std::string& dir) {
   const double tiny_ms =
-      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 64.0 * kProbeSteps, c->intra.cost) * 1e3;
-  const double step_us = large_ms * 1e3 / 2 / kProbeSteps;
-  json params = json::array({param("large", kProbeNumel, 0)});
+      tuner::model::allreduce_s(tuner::model::Algorithm::ring, a.nproc, 64.0 * kProbeSteps, link) *
+      1e3;
+  json params = json::array();
   for (int i = 0; i < kProbeSteps; ++i)
-    params.push_back(param("s" + std::to_string(i), 16, step_us));
-  json order = json::array();
-  for (int i = 0; i <= kProbeSteps; ++i) order.push_back(i);
-  json spec = {{"name", "interference-probe"},
-               {"forward_us", 0},
-               {"optimizer_us", 0},
-               {"params", params},
-               {"ready_order", order}};
+    params.push_back(param("s" + std::to_string(i), 16, kProbeStepUs));
+  json spec = {
+      {"name", "step-delay-probe"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
   const auto path = write_workload(dir + "/probe.json", spec);
-  std::vector<double> rates, delays;
-  for (const auto& it : measure(a, backend, path, "1").at(0).iterations) {
-    const double backward_ms = it.iter_ms - it.exposed_ms;
-    delays.push_back((backward_ms - kProbeSteps * step_us / 1000) / kProbeSteps);
-    rates.push_back((large_ms + tiny_ms - it.exposed_ms) / backward_ms);
-  }
-  c->comm_rate_during_compute = std::clamp(median(rates), 0.05, 1.0);
-  c->step_delay_under_comm_ms = std::max(0.0, median(delays));
+  std::vector<double> delays;
+  for (const auto& it : measure(a, backend, path, "1", kProbeIterations).at(0).iterations)
+    delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - kProbeStepUs / 1000);
+  return std::max(0.0, median(delays));
+}
+
+// While every rank computes, each core is shared by the compute threads and
+// the backend's (one busy thread per rank each): the backend gets
+// min(1, C/2P) of a core instead of the min(1, C/P) it has when the ranks wait.
+double comm_rate_from_cores(int ranks, long cores) {
+  const double c = double(std::max(1L, cores)), p = std::max(1, ranks);
+  return std::min(1.0, c / (2 * p)) / std::min(1.0, c / p);
 }
 
 }  // namespace
@@ -133,11 +131,14 @@ tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::stri
             << kFitSizesMb << " MiB\n";
   c.points = fit_points(a, backend, dir.path);
   c.intra = tuner::model::fit_link_cost(c.points);
-  std::cerr << "calibrating " << backend << ": communication under compute\n";
-  measure_interference(a, backend, &c, dir.path);
-  c.comm_rate_source = "interference probe: 8 MiB all-reduce under " + std::to_string(kProbeSteps) +
-                       " compute steps, " + std::to_string(a.nproc) + " ranks on " +
-                       std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores";
+  std::cerr << "calibrating " << backend << ": compute steps\n";
+  c.step_delay_ms = measure_step_delay(a, backend, c.intra.cost, dir.path);
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  c.comm_rate_during_compute = comm_rate_from_cores(a.nproc, cores);
+  c.comm_rate_source = "step delay: " + std::to_string(kProbeSteps) + " steps of " +
+                       std::to_string(int(kProbeStepUs)) +
+                       " us; comm rate: " + std::to_string(a.nproc) + " ranks sharing " +
+                       std::to_string(cores) + " cores with their compute";
   return c;
 }
 

@@ -10,11 +10,11 @@
 
 namespace ddpscope::cli {
 
-// 1. Back-to-back all-reduces at five bucket sizes, no compute: the fit of
-//    α and β (γ folded into β: one rank count).
-// 2. One large bucket launched at the start of a compute interval as long as
-//    its fitted time, then a tiny one: how much of the large one finishes
-//    under compute gives the communication rate during compute.
+// 1. Back-to-back all-reduces at five bucket sizes (1/4 to 64 MiB), no
+//    compute: the fit of α and β (a ring folds γ into β).
+// 2. Short compute steps and one tiny bucket: how late a step ends on the
+//    slowest rank (the step delay).
+// The communication rate under compute follows from ranks and cores.
 // Runs on `a.nproc` ranks of `backend`; throws std::runtime_error if the
 // ranks fail, std::invalid_argument if the fit is impossible.
 tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend);

@@ -96,8 +96,11 @@ void print_calibration(const model::Calibration& c, std::ostream& out) {
            c.intra.cost.beta_s_per_byte > 0 ? 1e-9 / c.intra.cost.beta_s_per_byte : 0.0,
            c.intra.gamma_fitted ? "" : " (reduction folded into beta)", c.intra.r2,
            100 * c.intra.median_rel_error, 100 * c.intra.max_rel_error, c.comm_rate_during_compute,
-           c.step_delay_under_comm_ms, c.comm_rate_source.c_str());
+           c.step_delay_ms, c.comm_rate_source.c_str());
   out << line;
+  if (c.intra.r2 < 0.9)
+    out << "warning: the calibration fits its points poorly (R^2 " << c.intra.r2
+        << "): the machine was probably busy with other work; calibrate again\n";
 }
 
 void print_validation(const model::Validation& v, std::ostream& out) {
@@ -128,6 +131,20 @@ json validation_json(const model::Validation& v) {
   return {{"rows", rows},
           {"median_abs_error_pct", v.median_abs_error_pct},
           {"max_abs_error_pct", v.max_abs_error_pct}};
+}
+
+json calibration_json(const model::Calibration& c) {
+  const auto& f = c.intra;
+  return {{"backend", c.backend},
+          {"algorithm", model::algorithm_name(c.algorithm)},
+          {"alpha_us", f.cost.alpha_s * 1e6},
+          {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
+          {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
+          {"points", f.observations},
+          {"r2", f.r2},
+          {"median_rel_error", f.median_rel_error},
+          {"comm_rate_during_compute", c.comm_rate_during_compute},
+          {"step_delay_ms", c.step_delay_ms}};
 }
 
 // NCCL's variables and plugin file for the recommended bucket size.
@@ -210,6 +227,7 @@ int run_model_tune(TuneArgs& a, const tuner::Workload& w) {
                 {"topology", topology.name()},
                 {"description", m.describe()},
                 {"recommendation", tune_json(a, w, predicted, model_rec)["recommendation"]}};
+  if (calibration) j["model"]["calibration"] = calibration_json(*calibration);
   if (!validation.rows.empty()) j["validation"] = validation_json(validation);
   if (!a.json.empty())
     reports::write_atomically(a.json, [&](std::ostream& out) { out << j.dump(1) << "\n"; });

@@ -98,3 +98,16 @@ TEST_CASE("iteration: a plan that does not fit the workload is refused") {
   CHECK_THROWS_AS(predict_iteration(four_layers(), plan_of({{7}}), {1}), std::invalid_argument);
   CHECK_THROWS_AS(predict_iteration(four_layers(), plan_of({{0}}), {1, 2}), std::invalid_argument);
 }
+
+TEST_CASE("iteration: every compute interval ends late by the step delay") {
+  IterationModelOptions o;
+  o.step_delay_ms = 0.25;
+  auto p = predict_iteration(four_layers(), plan_of({{3, 2}, {1, 0}}), {1.5, 1.5}, o);
+  // forward 2.25; steps of 1.25: bucket 0 launched at 4.75, runs to 6.25;
+  // backward ends at 7.25, bucket 1 runs 7.25..8.75; optimizer 0.75.
+  CHECK(p.buckets[0].start_ms == Approx(4.75));
+  CHECK(p.buckets[0].end_ms == Approx(6.25));
+  CHECK(p.backward_end_ms == Approx(7.25));
+  CHECK(p.buckets[1].end_ms == Approx(8.75));
+  CHECK(p.iter_ms == Approx(8.75 + 0.75));
+}

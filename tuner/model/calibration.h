@@ -55,9 +55,11 @@ struct Calibration {
   // their own SMs (1). Measured from a replay with compute, or derived from
   // the core count (docs/model.md).
   double comm_rate_during_compute = 1.0;
-  // How much later a compute step ends when an all-reduce is in flight (the
-  // compute thread waits for its turn on the core; 0 on a GPU).
-  double step_delay_under_comm_ms = 0;
+  // How much later than its compute a compute interval ends, on the slowest
+  // rank: the compute thread notices the end only when it is scheduled, and
+  // other threads (the other ranks, anything else running) share the cores.
+  // 0 on a GPU.
+  double step_delay_ms = 0;
   std::string comm_rate_source;  // how these two were obtained
   std::vector<CommObservation> points;
 };

@@ -61,7 +61,7 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"algorithm", algorithm_name(c.algorithm)},
             {"intra", fit_json(c.intra)},
             {"comm_rate_during_compute", c.comm_rate_during_compute},
-            {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
+            {"step_delay_ms", c.step_delay_ms},
             {"comm_rate_source", c.comm_rate_source},
             {"points", points}};
   // Written aside and renamed, so a reader never sees half a calibration.
@@ -108,8 +108,7 @@ Calibration load_calibration(const std::string& path) {
   c.comm_rate_during_compute = number(j, "comm_rate_during_compute", path);
   if (!(c.comm_rate_during_compute > 0 && c.comm_rate_during_compute <= 1))
     throw CalibrationError(path + ": 'comm_rate_during_compute' must be in (0, 1]");
-  if (j.contains("step_delay_under_comm_ms"))
-    c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
+  if (j.contains("step_delay_ms")) c.step_delay_ms = number(j, "step_delay_ms", path);
   c.comm_rate_source = j.value("comm_rate_source", "");
   return c;
 }

@@ -57,7 +57,6 @@ class CommStream {
     (*timings_)[k].ready_ms = at_ms;
     if (launched_ == k) ++launched_;
   }
-  bool busy() const { return running_ < launched_; }
   // Runs the stream from now_ until `until` at `rate` of stand-alone speed.
   void advance(double until, double rate) {
     while (running_ < launched_ && now_ < until) {
@@ -106,7 +105,11 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
   const auto order = ready_order_of(w);
   const auto launch_after = launch_steps(w, plan, ready_positions(w, order));
   CommStream stream(bucket_comm_ms, &out.buckets);
-  double t = w.forward_us * scale / 1000;
+  // A compute interval as the rank lives it: a zero-length one is no wait at all.
+  auto interval_ms = [&](double us) {
+    return us > 0 ? us * scale / 1000 + options.step_delay_ms : 0;
+  };
+  double t = interval_ms(w.forward_us);
   size_t next = 0;  // next bucket to launch
   auto launch_through = [&](long step) {
     for (; next < launch_after.size() && launch_after[next] <= step; ++next) stream.launch(next, t);
@@ -114,8 +117,7 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
   stream.advance(t, 1.0);
   launch_through(-1);
   for (size_t i = 0; i < order.size(); ++i) {
-    double step_ms = w.params[order[i]].backward_us * scale / 1000;
-    if (stream.busy()) step_ms += options.step_delay_under_comm_ms;
+    const double step_ms = interval_ms(w.params[order[i]].backward_us);
     stream.advance(t + step_ms, options.comm_rate_during_compute);
     t += step_ms;
     launch_through(long(i));
@@ -124,8 +126,7 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
   const double last_end = stream.drain();
   out.exposed_ms = std::max(0.0, last_end - out.backward_end_ms);
   out.comm_ms = out.buckets.empty() ? 0 : last_end - out.buckets.front().start_ms;
-  out.iter_ms =
-      out.backward_end_ms + out.exposed_ms + w.optimizer_us * options.compute_scale / 1000;
+  out.iter_ms = out.backward_end_ms + out.exposed_ms + interval_ms(w.optimizer_us);
   return out;
 }
 

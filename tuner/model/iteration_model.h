@@ -29,17 +29,18 @@ struct IterationPrediction {
 
 // How compute and communication interfere on the rank (1 and 0: not at all,
 // as on a GPU whose NCCL kernels have SMs of their own). On a CPU whose cores
-// all compute, the backend's threads take turns with the compute thread:
-// communication progresses slower, and a compute step that ends while it is
-// the backend's turn is noticed only when the compute thread runs again.
+// all compute, the backend's threads (and anything else on the machine) take
+// turns with the compute thread: communication progresses slower, and a
+// compute step that ends while another thread has the core ends late.
 struct IterationModelOptions {
   double compute_scale = 1.0;  // as ReplayOptions::compute_scale
   // Communication progresses at this fraction of its stand-alone speed while
   // the rank computes, at full speed once it waits.
   double comm_rate_during_compute = 1.0;
-  // Each backward step that starts while an all-reduce is in flight ends
-  // this much later than its compute.
-  double step_delay_under_comm_ms = 0;
+  // Every compute interval (forward, each backward step, optimizer) ends
+  // this much later than its compute: the compute thread notices the end
+  // only when it next runs.
+  double step_delay_ms = 0;
 };
 
 // `bucket_comm_ms[k]`: bucket k's all-reduce on its own (nothing else

@@ -27,7 +27,7 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t) {
   if (t.inter.bandwidth_gbps > 0)
     m.inter_.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
   m.comm_rate_ = c.comm_rate_during_compute;
-  m.step_delay_ms_ = c.step_delay_under_comm_ms;
+  m.step_delay_ms_ = c.step_delay_ms;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
   return m;
 }

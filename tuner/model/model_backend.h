@@ -27,7 +27,7 @@ class ModelBackend {
   const Topology& topology() const { return topology_; }
   double bucket_ms(uint64_t bytes) const;
   double comm_rate_during_compute() const { return comm_rate_; }
-  double step_delay_under_comm_ms() const { return step_delay_ms_; }
+  double step_delay_ms() const { return step_delay_ms_; }
   const GpuCluster& cluster() const { return cluster_; }  // NCCL only
   bool is_nccl() const { return backend_ == "nccl"; }
   std::string describe() const;  // one line: what the numbers are
