@@ -27,6 +27,7 @@ const char* kFitSizesMb = "0.25,1,4,16,64";
 constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
 constexpr int kFitParams = 256;
 constexpr double kProbeStepUs = 600;  // a layer's backward, as in the tests' workloads
+constexpr uint64_t kProbeLargeNumel = 2 * 1024 * 1024;  // 8 MiB: outlasts the probe's backward
 constexpr int kProbeSteps = 16;
 constexpr int kProbeIterations = 24;  // short iterations: many, for a steady median
 
@@ -90,24 +91,51 @@ std::vector<CommObservation> fit_points(const TuneArgs& a, const std::string& ba
   return points;
 }
 
-// kProbeSteps compute steps of `step_us`, then a tiny bucket: a DDP
-// iteration is its slowest rank's, K·(step + delay) + t_tiny, so the delay
-// is read from iteration times alone. Median over iterations.
-double measure_step_delay(const TuneArgs& a, const std::string& backend,
-                          const tuner::model::LinkCost& link, const std::string& dir) {
-  const double tiny_ms =
-      tuner::model::allreduce_s(tuner::model::Algorithm::ring, a.nproc, 64.0 * kProbeSteps, link) *
-      1e3;
+// kProbeSteps compute steps of kProbeStepUs, then a tiny bucket; with
+// `large`, an 8 MiB bucket ready before them. Returns the iterations.
+std::vector<tuner::IterationSample> probe(const TuneArgs& a, const std::string& backend, bool large,
+                                          const std::string& dir) {
   json params = json::array();
+  if (large) params.push_back(param("large", kProbeLargeNumel, 0));
   for (int i = 0; i < kProbeSteps; ++i)
     params.push_back(param("s" + std::to_string(i), 16, kProbeStepUs));
-  json spec = {
-      {"name", "step-delay-probe"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
+  json order = json::array();
+  for (size_t i = 0; i < params.size(); ++i) order.push_back(i);
+  json spec = {{"name", "step-delay-probe"},
+               {"forward_us", 0},
+               {"optimizer_us", 0},
+               {"params", params},
+               {"ready_order", order}};
   const auto path = write_workload(dir + "/probe.json", spec);
-  std::vector<double> delays;
-  for (const auto& it : measure(a, backend, path, "1", kProbeIterations).at(0).iterations)
-    delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - kProbeStepUs / 1000);
-  return std::max(0.0, median(delays));
+  return measure(a, backend, path, "1", kProbeIterations).at(0).iterations;
+}
+
+// From iteration times alone (a DDP iteration is its slowest rank's).
+// Without the large bucket: iteration = B + t_tiny, B = K·(step + delay).
+// With it, in flight from the start: while it outlasts backward, iteration =
+// B' + (t_large - rate·B') + t_tiny, and B' - B is the extra delay of K
+// steps under communication. Medians over iterations.
+void measure_step_delays(const TuneArgs& a, const std::string& backend,
+                         tuner::model::Calibration* c, const std::string& dir) {
+  using tuner::model::Algorithm;
+  const auto& link = c->intra.cost;
+  const double tiny_ms =
+      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 64.0 * kProbeSteps, link) * 1e3;
+  const double large_ms =
+      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 4.0 * kProbeLargeNumel, link) * 1e3;
+  const double step_ms = kProbeStepUs / 1000, rate = c->comm_rate_during_compute;
+  std::vector<double> delays, extra;
+  for (const auto& it : probe(a, backend, false, dir))
+    delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
+  c->step_delay_ms = std::max(0.0, median(delays));
+  const double backward_ms = kProbeSteps * (step_ms + c->step_delay_ms);
+  for (const auto& it : probe(a, backend, true, dir)) {
+    double with_comm = rate < 1 ? (it.iter_ms - large_ms - tiny_ms) / (1 - rate) : 0;
+    if (rate * with_comm >= large_ms)
+      with_comm = it.iter_ms - tiny_ms;  // it finished under compute
+    extra.push_back((with_comm - backward_ms) / kProbeSteps);
+  }
+  c->step_delay_under_comm_ms = std::max(0.0, median(extra));
 }
 
 // While every rank computes, each core is shared by the compute threads and
@@ -132,9 +160,9 @@ tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::stri
   c.points = fit_points(a, backend, dir.path);
   c.intra = tuner::model::fit_link_cost(c.points);
   std::cerr << "calibrating " << backend << ": compute steps\n";
-  c.step_delay_ms = measure_step_delay(a, backend, c.intra.cost, dir.path);
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   c.comm_rate_during_compute = comm_rate_from_cores(a.nproc, cores);
+  measure_step_delays(a, backend, &c, dir.path);
   c.comm_rate_source = "step delay: " + std::to_string(kProbeSteps) + " steps of " +
                        std::to_string(int(kProbeStepUs)) +
                        " us; comm rate: " + std::to_string(a.nproc) + " ranks sharing " +

@@ -90,13 +90,13 @@ void print_calibration(const model::Calibration& c, std::ostream& out) {
   snprintf(line, sizeof line,
            "calibration: %s %s all-reduce, %d points at %d sizes: alpha %.1f us, beta %.3f GB/s"
            "%s; R^2 %.4f, median error %.1f%%, max %.1f%%; comm rate during compute %.2f, "
-           "step delay %.2f ms (%s)\n",
+           "step delay %.2f ms (+%.2f under comm) (%s)\n",
            c.backend.c_str(), model::algorithm_name(c.algorithm), c.intra.observations,
            c.intra.distinct_sizes, c.intra.cost.alpha_s * 1e6,
            c.intra.cost.beta_s_per_byte > 0 ? 1e-9 / c.intra.cost.beta_s_per_byte : 0.0,
            c.intra.gamma_fitted ? "" : " (reduction folded into beta)", c.intra.r2,
            100 * c.intra.median_rel_error, 100 * c.intra.max_rel_error, c.comm_rate_during_compute,
-           c.step_delay_ms, c.comm_rate_source.c_str());
+           c.step_delay_ms, c.step_delay_under_comm_ms, c.comm_rate_source.c_str());
   out << line;
   if (c.intra.r2 < 0.9)
     out << "warning: the calibration fits its points poorly (R^2 " << c.intra.r2
@@ -144,7 +144,8 @@ json calibration_json(const model::Calibration& c) {
           {"r2", f.r2},
           {"median_rel_error", f.median_rel_error},
           {"comm_rate_during_compute", c.comm_rate_during_compute},
-          {"step_delay_ms", c.step_delay_ms}};
+          {"step_delay_ms", c.step_delay_ms},
+          {"step_delay_under_comm_ms", c.step_delay_under_comm_ms}};
 }
 
 // NCCL's variables and plugin file for the recommended bucket size.

@@ -58,8 +58,9 @@ struct Calibration {
   // How much later than its compute a compute interval ends, on the slowest
   // rank: the compute thread notices the end only when it is scheduled, and
   // other threads (the other ranks, anything else running) share the cores.
-  // 0 on a GPU.
+  // 0 on a GPU. While an all-reduce is in flight, steps end later still.
   double step_delay_ms = 0;
+  double step_delay_under_comm_ms = 0;
   std::string comm_rate_source;  // how these two were obtained
   std::vector<CommObservation> points;
 };

@@ -62,6 +62,7 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"intra", fit_json(c.intra)},
             {"comm_rate_during_compute", c.comm_rate_during_compute},
             {"step_delay_ms", c.step_delay_ms},
+            {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
             {"comm_rate_source", c.comm_rate_source},
             {"points", points}};
   // Written aside and renamed, so a reader never sees half a calibration.
@@ -109,6 +110,8 @@ Calibration load_calibration(const std::string& path) {
   if (!(c.comm_rate_during_compute > 0 && c.comm_rate_during_compute <= 1))
     throw CalibrationError(path + ": 'comm_rate_during_compute' must be in (0, 1]");
   if (j.contains("step_delay_ms")) c.step_delay_ms = number(j, "step_delay_ms", path);
+  if (j.contains("step_delay_under_comm_ms"))
+    c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
   c.comm_rate_source = j.value("comm_rate_source", "");
   return c;
 }

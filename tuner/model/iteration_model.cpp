@@ -58,6 +58,7 @@ class CommStream {
     if (launched_ == k) ++launched_;
   }
   // Runs the stream from now_ until `until` at `rate` of stand-alone speed.
+  bool busy() const { return running_ < launched_; }
   void advance(double until, double rate) {
     while (running_ < launched_ && now_ < until) {
       BucketTiming& b = (*timings_)[running_];
@@ -117,7 +118,8 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
   stream.advance(t, 1.0);
   launch_through(-1);
   for (size_t i = 0; i < order.size(); ++i) {
-    const double step_ms = interval_ms(w.params[order[i]].backward_us);
+    double step_ms = interval_ms(w.params[order[i]].backward_us);
+    if (step_ms > 0 && stream.busy()) step_ms += options.step_delay_under_comm_ms;
     stream.advance(t + step_ms, options.comm_rate_during_compute);
     t += step_ms;
     launch_through(long(i));

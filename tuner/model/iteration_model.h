@@ -39,8 +39,10 @@ struct IterationModelOptions {
   double comm_rate_during_compute = 1.0;
   // Every compute interval (forward, each backward step, optimizer) ends
   // this much later than its compute: the compute thread notices the end
-  // only when it next runs.
+  // only when it next runs. A backward step that starts while an all-reduce
+  // is in flight ends later still: the backend's threads want the core too.
   double step_delay_ms = 0;
+  double step_delay_under_comm_ms = 0;
 };
 
 // `bucket_comm_ms[k]`: bucket k's all-reduce on its own (nothing else

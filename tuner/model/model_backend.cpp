@@ -28,6 +28,7 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t) {
     m.inter_.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
   m.comm_rate_ = c.comm_rate_during_compute;
   m.step_delay_ms_ = c.step_delay_ms;
+  m.step_delay_comm_ms_ = c.step_delay_under_comm_ms;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
   return m;
 }
@@ -56,14 +57,14 @@ std::string ModelBackend::describe() const {
         topology_.name().c_str(), source_.c_str(), cluster_.channels, cluster_.intra_gbytes_per_s,
         cluster_.intra == IntraHw::nvlink ? "NVLink" : "PCIe", cluster_.net_gbytes_per_s);
   } else {
-    snprintf(line, sizeof line,
-             "model of %s (%s all-reduce) on %s, %s: alpha %.1f us, beta %.3f GB/s, "
-             "gamma %.3f GB/s; comm rate during compute %.2f, step delay %.2f ms",
-             backend_.c_str(), algorithm_name(algorithm_), topology_.name().c_str(),
-             source_.c_str(), intra_.alpha_s * 1e6,
-             intra_.beta_s_per_byte > 0 ? 1e-9 / intra_.beta_s_per_byte : 0.0,
-             intra_.gamma_s_per_byte > 0 ? 1e-9 / intra_.gamma_s_per_byte : 0.0, comm_rate_,
-             step_delay_ms_);
+    snprintf(
+        line, sizeof line,
+        "model of %s (%s all-reduce) on %s, %s: alpha %.1f us, beta %.3f GB/s, "
+        "gamma %.3f GB/s; comm rate during compute %.2f, step delay %.2f ms (+%.2f under comm)",
+        backend_.c_str(), algorithm_name(algorithm_), topology_.name().c_str(), source_.c_str(),
+        intra_.alpha_s * 1e6, intra_.beta_s_per_byte > 0 ? 1e-9 / intra_.beta_s_per_byte : 0.0,
+        intra_.gamma_s_per_byte > 0 ? 1e-9 / intra_.gamma_s_per_byte : 0.0, comm_rate_,
+        step_delay_ms_, step_delay_comm_ms_);
   }
   return line;
 }

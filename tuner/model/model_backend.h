@@ -28,6 +28,7 @@ class ModelBackend {
   double bucket_ms(uint64_t bytes) const;
   double comm_rate_during_compute() const { return comm_rate_; }
   double step_delay_ms() const { return step_delay_ms_; }
+  double step_delay_under_comm_ms() const { return step_delay_comm_ms_; }
   const GpuCluster& cluster() const { return cluster_; }  // NCCL only
   bool is_nccl() const { return backend_ == "nccl"; }
   std::string describe() const;  // one line: what the numbers are
@@ -38,7 +39,7 @@ class ModelBackend {
   Algorithm algorithm_ = Algorithm::ring;
   LinkCost intra_, inter_;
   double comm_rate_ = 1.0;
-  double step_delay_ms_ = 0;
+  double step_delay_ms_ = 0, step_delay_comm_ms_ = 0;
   GpuCluster cluster_;
   std::string source_;
 };

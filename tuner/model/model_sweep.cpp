@@ -17,6 +17,7 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     options.compute_scale = compute_scale;
     options.comm_rate_during_compute = m.comm_rate_during_compute();
     options.step_delay_ms = m.step_delay_ms();
+    options.step_delay_under_comm_ms = m.step_delay_under_comm_ms();
     const auto p = predict_iteration(w, plan, comm_ms, options);
 
     SettingResult r;
