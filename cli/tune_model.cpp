@@ -70,8 +70,8 @@ model::GpuArch gpu_arch(const std::string& name) {
 std::optional<model::Calibration> calibration_for(const TuneArgs& a) {
   const auto& m = a.model;
   if (m.calibrate) {
-    std::string backend =
-        split(measured_backends(a)).empty() ? "gloo" : split(measured_backends(a))[0];
+    const auto measured = split(measured_backends(a));
+    const std::string backend = measured.empty() ? "gloo" : measured[0];
     if (backend == "nccl") throw UsageError("--calibrate: NCCL is modelled from its priors");
     auto c = measure_calibration(a, backend);
     if (!m.calibration.empty()) model::save_calibration(m.calibration, c);
