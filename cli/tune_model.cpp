@@ -66,6 +66,15 @@ model::GpuArch gpu_arch(const std::string& name) {
   throw UsageError("--gpu: '" + name + "' is not volta, ampere or hopper");
 }
 
+std::optional<model::Algorithm> algorithm_of(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  for (auto a : {model::Algorithm::ring, model::Algorithm::recursive_doubling,
+                 model::Algorithm::tree, model::Algorithm::hierarchical})
+    if (name == model::algorithm_name(a)) return a;
+  throw UsageError("--model-algorithm: '" + name +
+                   "' is not ring, recursive_doubling, tree or hierarchical");
+}
+
 // The calibration to model with: measured now, read from a file, or none (NCCL).
 std::optional<model::Calibration> calibration_for(const TuneArgs& a) {
   const auto& m = a.model;
@@ -171,6 +180,9 @@ void add_model_options(CLI::App* tune, TuneArgs& a) {
                  "measure a calibration with the first measured backend (default gloo) first");
   tune->add_option("--gpu", a.model.gpu, "GPU class for NCCL's priors: volta, ampere, hopper")
       ->capture_default_str();
+  tune->add_option("--model-algorithm", a.model.algorithm,
+                   "all-reduce a calibrated backend is predicted with: ring, recursive_doubling, "
+                   "tree, hierarchical (default: the one it runs)");
   tune->add_option("--nccl-tuner-config", a.model.nccl_tuner_config,
                    "write NCCL's example tuner-plugin CSV for the modelled cluster");
 }
@@ -187,7 +199,10 @@ int run_model_tune(TuneArgs& a, const tuner::Workload& w) {
   const tuner::Topology topology = topology_of(a);
   const model::GpuArch arch = gpu_arch(a.model.gpu);
   const auto calibration = calibration_for(a);
-  const auto m = calibration ? model::ModelBackend::calibrated(*calibration, topology)
+  const auto algorithm = algorithm_of(a.model.algorithm);
+  if (algorithm && !calibration)
+    throw UsageError("--model-algorithm: only for a calibrated backend (NCCL chooses its own)");
+  const auto m = calibration ? model::ModelBackend::calibrated(*calibration, topology, algorithm)
                              : model::ModelBackend::nccl_priors(topology, arch);
   if (!a.model.nccl_tuner_config.empty() && !m.is_nccl())
     throw UsageError("--nccl-tuner-config: only for the NCCL model (no --calibration)");

@@ -10,6 +10,7 @@ struct ModelArgs {
   bool calibrate = false;         // --calibrate: measure the calibration first
   std::string gpu = "hopper";     // --gpu: NCCL's architecture class for the priors
   std::string nccl_tuner_config;  // --nccl-tuner-config F: the example plugin's CSV
+  std::string algorithm;          // --model-algorithm: what-if for a calibrated backend
 };
 
 }  // namespace ddpscope::cli

@@ -50,6 +50,15 @@ TEST_CASE("calibrated backend: the fitted link inside a node, the declared one b
   CHECK(two.bucket_ms(1000000) == Approx((180e-6 + 1.5e6 * 8e-9) * 1000));
 }
 
+TEST_CASE("calibrated backend, another algorithm: hierarchical on 2x4 over 1 Gbit/s") {
+  auto t = shape(2, 4, 1);
+  auto m = ModelBackend::calibrated(gloo_calibration(), t, Algorithm::hierarchical);
+  const LinkCost intra{30e-6, 1e-9, 0}, inter{30e-6, 8e-9, 0};
+  CHECK(m.bucket_ms(1000000) == Approx(hierarchical_s(t, 1e6, intra, inter) * 1000));
+  // The leaders' ring moves S over the slow link once; the flat ring 2·7/8·S.
+  CHECK(m.bucket_ms(1000000) < ModelBackend::calibrated(gloo_calibration(), t).bucket_ms(1000000));
+}
+
 TEST_CASE("predicted sweep: one row per bucket size, in the measured results' shape") {
   auto m = ModelBackend::calibrated(gloo_calibration(), shape(2, 2, 1));
   auto rows = predict_sweep(layers(), m, {1, 4, 16}, 1);

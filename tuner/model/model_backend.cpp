@@ -11,11 +11,12 @@ double seconds_per_byte(double gbps) { return 8.0 / (gbps * 1e9); }
 
 }  // namespace
 
-ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t) {
+ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
+                                      std::optional<Algorithm> algorithm) {
   ModelBackend m;
   m.backend_ = c.backend;
   m.topology_ = t;
-  m.algorithm_ = c.algorithm;
+  m.algorithm_ = algorithm.value_or(c.algorithm);
   m.intra_ = c.intra.cost;
   // A declared intra bandwidth can only slow the measured link down.
   if (t.intra.bandwidth_gbps > 0)

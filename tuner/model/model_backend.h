@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "tuner/model/calibration.h"
@@ -19,7 +20,10 @@ class ModelBackend {
   // tuner's MPI). Inside a node: the fitted link. Between nodes: the fitted
   // per-message cost plus the declared latency, and the declared bandwidth
   // (the link is shaped to it; the fit's β where none is declared).
-  static ModelBackend calibrated(const Calibration& c, const Topology& t);
+  // `algorithm` asks "what if this backend ran another all-reduce" (the
+  // calibration's own when absent).
+  static ModelBackend calibrated(const Calibration& c, const Topology& t,
+                                 std::optional<Algorithm> algorithm = std::nullopt);
   // NCCL's choice of algorithm and protocol per bucket, with its own costs.
   static ModelBackend nccl_priors(const Topology& t, GpuArch arch);
 
