@@ -171,6 +171,56 @@ std::vector<std::string> nccl_outputs(const TuneArgs& a, const tuner::Workload& 
   return model::nccl_environment(m.cluster(), sizes, path);
 }
 
+// What is modelled: the calibrated backend (under --model-algorithm if
+// given) or NCCL with its priors.
+model::ModelBackend model_for(const TuneArgs& a, const tuner::Topology& topology,
+                              const std::optional<model::Calibration>& calibration) {
+  const auto arch = gpu_arch(a.model.gpu);
+  const auto algorithm = algorithm_of(a.model.algorithm);
+  if (algorithm && !calibration)
+    throw UsageError("--model-algorithm: only for a calibrated backend (NCCL chooses its own)");
+  if (!calibration) return model::ModelBackend::nccl_priors(topology, arch);
+  if (!a.model.nccl_tuner_config.empty())
+    throw UsageError("--nccl-tuner-config: only for the NCCL model (no --calibration)");
+  return model::ModelBackend::calibrated(*calibration, topology, algorithm);
+}
+
+// Measured and predicted sweeps of one command line, and what follows from them.
+struct ModelRun {
+  std::vector<tuner::SettingResult> measured, predicted, all;
+  tuner::TuneRecommendation measured_rec, model_rec;
+  model::Validation validation;
+};
+
+void print_report(const tuner::Workload& w, const std::optional<model::Calibration>& calibration,
+                  const model::ModelBackend& m, const ModelRun& run) {
+  std::cout << "workload " << w.name << ": " << w.params.size() << " gradients, "
+            << double(w.total_bytes()) / (1 << 20) << " MiB\n";
+  if (calibration) print_calibration(*calibration, std::cout);
+  std::cout << m.describe() << "\n\n";
+  print_tune_table(run.all, std::cout);
+  if (!run.measured.empty()) print_tune_recommendation(run.measured_rec, std::cout);
+  std::cout << "\npredicted by the model:";
+  print_tune_recommendation(run.model_rec, std::cout);
+  if (!run.validation.rows.empty()) print_validation(run.validation, std::cout);
+}
+
+json report_json(const TuneArgs& a, const tuner::Workload& w,
+                 const std::optional<model::Calibration>& calibration, const model::ModelBackend& m,
+                 const ModelRun& run) {
+  json j = tune_json(a, w, run.all, run.measured.empty() ? run.model_rec : run.measured_rec);
+  for (auto& row : j["results"])
+    if (row["backend"] == model::kModelBackendLabel) row["modelled_backend"] = m.backend();
+  j["model"] = {
+      {"backend", m.backend()},
+      {"topology", m.topology().name()},
+      {"description", m.describe()},
+      {"recommendation", tune_json(a, w, run.predicted, run.model_rec)["recommendation"]}};
+  if (calibration) j["model"]["calibration"] = calibration_json(*calibration);
+  if (!run.validation.rows.empty()) j["validation"] = validation_json(run.validation);
+  return j;
+}
+
 }  // namespace
 
 void add_model_options(CLI::App* tune, TuneArgs& a) {
@@ -196,58 +246,34 @@ bool uses_model(const TuneArgs& a) {
 }
 
 int run_model_tune(TuneArgs& a, const tuner::Workload& w) {
-  const tuner::Topology topology = topology_of(a);
-  const model::GpuArch arch = gpu_arch(a.model.gpu);
+  const auto topology = topology_of(a);  // bad input first: calibrating takes a while
+  algorithm_of(a.model.algorithm);
+  gpu_arch(a.model.gpu);
   const auto calibration = calibration_for(a);
-  const auto algorithm = algorithm_of(a.model.algorithm);
-  if (algorithm && !calibration)
-    throw UsageError("--model-algorithm: only for a calibrated backend (NCCL chooses its own)");
-  const auto m = calibration ? model::ModelBackend::calibrated(*calibration, topology, algorithm)
-                             : model::ModelBackend::nccl_priors(topology, arch);
-  if (!a.model.nccl_tuner_config.empty() && !m.is_nccl())
-    throw UsageError("--nccl-tuner-config: only for the NCCL model (no --calibration)");
-
+  const auto m = model_for(a, topology, calibration);
+  ModelRun run;
   TuneArgs measured_args = a;
   measured_args.backends = measured_backends(a);
-  std::vector<tuner::SettingResult> measured;
-  if (!measured_args.backends.empty()) measured = measure_sweep(measured_args);
-  const auto predicted = model::predict_sweep(w, m, bucket_sizes(a), a.first_bucket_mb);
-
-  auto all = measured;
-  all.insert(all.end(), predicted.begin(), predicted.end());
-  auto measured_rec = tuner::recommend(measured);
-  auto model_rec = tuner::recommend(predicted);
-  model_rec.environment.insert(
-      model_rec.environment.begin(),
+  if (!measured_args.backends.empty()) run.measured = measure_sweep(measured_args);
+  run.predicted = model::predict_sweep(w, m, bucket_sizes(a), a.first_bucket_mb);
+  run.all = run.measured;
+  run.all.insert(run.all.end(), run.predicted.begin(), run.predicted.end());
+  run.measured_rec = tuner::recommend(run.measured);
+  run.model_rec = tuner::recommend(run.predicted);
+  run.model_rec.environment.insert(
+      run.model_rec.environment.begin(),
       "torch.distributed.init_process_group(backend=\"" + m.backend() + "\")");
   if (m.is_nccl()) {
-    auto env = nccl_outputs(a, w, m, model_rec.best.bucket_mb);
-    model_rec.environment.insert(model_rec.environment.end(), env.begin(), env.end());
+    auto env = nccl_outputs(a, w, m, run.model_rec.best.bucket_mb);
+    run.model_rec.environment.insert(run.model_rec.environment.end(), env.begin(), env.end());
   }
-  const auto validation = model::validate_model(measured, predicted);
+  run.validation = model::validate_model(run.measured, run.predicted);
 
-  std::cout << "workload " << w.name << ": " << w.params.size() << " gradients, "
-            << double(w.total_bytes()) / (1 << 20) << " MiB\n";
-  if (calibration) print_calibration(*calibration, std::cout);
-  std::cout << m.describe() << "\n\n";
-  print_tune_table(all, std::cout);
-  if (!measured.empty()) print_tune_recommendation(measured_rec, std::cout);
-  std::cout << "\npredicted by the model:";
-  print_tune_recommendation(model_rec, std::cout);
-  if (!validation.rows.empty()) print_validation(validation, std::cout);
-
-  json j = tune_json(a, w, all, measured.empty() ? model_rec : measured_rec);
-  for (auto& row : j["results"])
-    if (row["backend"] == model::kModelBackendLabel) row["modelled_backend"] = m.backend();
-  j["model"] = {{"backend", m.backend()},
-                {"topology", topology.name()},
-                {"description", m.describe()},
-                {"recommendation", tune_json(a, w, predicted, model_rec)["recommendation"]}};
-  if (calibration) j["model"]["calibration"] = calibration_json(*calibration);
-  if (!validation.rows.empty()) j["validation"] = validation_json(validation);
+  print_report(w, calibration, m, run);
+  const json j = report_json(a, w, calibration, m, run);
   if (!a.json.empty())
     reports::write_atomically(a.json, [&](std::ostream& out) { out << j.dump(1) << "\n"; });
-  if (!a.db.empty()) store_tune_results(a, w, all, j["recommendation"]);
+  if (!a.db.empty()) store_tune_results(a, w, run.all, j["recommendation"]);
   return 0;
 }
 
