@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/tune_flow.h"
+#include "cli/tune_model.h"
 
 namespace ddpscope::cli {
 
@@ -22,7 +23,7 @@ Run add_tune(CLI::App& app) {
   auto* sub = app.add_subcommand("tune", "replay a DDP gradient workload and recommend settings");
   sub->add_option("--workload", a->workload, "RUN.db | preset:NAME | FILE.json")
       ->capture_default_str();
-  sub->add_option("--backend", a->backends, "comma-separated: gloo, mpi, nccl")
+  sub->add_option("--backend", a->backends, "comma-separated: gloo, mpi, nccl, model")
       ->capture_default_str();
   sub->add_option("--bucket-mb", a->bucket_mb, "comma-separated bucket caps in MB")
       ->capture_default_str();
@@ -31,7 +32,8 @@ Run add_tune(CLI::App& app) {
   auto* nproc =
       sub->add_option("--nproc", a->nproc, "ranks to start on this machine")->capture_default_str();
   sub->add_option("--topology", a->topology,
-                  "emulate a cluster: NODESxRANKS[:inter=BW,...] or FILE.json (root)");
+                  "NODESxRANKS[:inter=BW,...] or FILE.json: emulated for measured backends "
+                  "(root), modelled for --backend model");
   sub->add_option("--iters", a->iters, "measured iterations per setting")->capture_default_str();
   sub->add_option("--warmup", a->warmup, "warm-up iterations per setting")->capture_default_str();
   sub->add_option("--json", a->json, "write results and the recommendation as JSON");
@@ -39,6 +41,7 @@ Run add_tune(CLI::App& app) {
   sub->add_flag("--dry-run", a->dry_run, "write only the bucket plans (to --json or stdout)");
   sub->add_option("--results-dir", a->results_dir,
                   "where ranks exchange results (shared across hosts under a launcher)");
+  add_model_options(sub, *a);
   sub->add_flag("--worker", a->worker, "internal: run as one rank")->group("");
   sub->footer(
       "\nMulti-node: run one worker per rank under your launcher, e.g.\n"

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/launcher.h"
+#include "cli/tune_model.h"
 #include "cli/tune_output.h"
 #include "cli/tune_topology.h"
 #include "cli/tune_worker.h"
@@ -47,8 +48,8 @@ std::vector<double> parse_sizes(const std::string& list) {
 std::vector<std::string> parse_backends(const std::string& list) {
   auto out = split(list);
   for (const auto& b : out)
-    if (b != "gloo" && b != "mpi" && b != "nccl")
-      throw UsageError("--backend: unknown backend '" + b + "' (gloo, mpi, nccl)");
+    if (b != "gloo" && b != "mpi" && b != "nccl" && !is_model_backend(b))
+      throw UsageError("--backend: unknown backend '" + b + "' (gloo, mpi, nccl, model)");
   if (out.empty()) throw UsageError("--backend: no backend given");
   return out;
 }
@@ -141,6 +142,25 @@ WorkerPlan worker_plan(const TuneArgs& a, const tuner::Workload& w, const std::s
 }
 
 int coordinate(TuneArgs& a, const tuner::Workload& w) {
+  std::vector<tuner::SettingResult> results;
+  try {
+    results = measure_sweep(a);
+  } catch (const UsageError&) {
+    throw;  // bad input (e.g. no root for --topology): exit 2, not a failed run
+  } catch (const std::runtime_error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+  return report_tune(a, w, results);
+}
+
+}  // namespace
+
+std::vector<tuner::SettingResult> measure_sweep(TuneArgs a) {
+  std::vector<std::string> measured;
+  for (const auto& backend : parse_backends(a.backends))
+    if (!is_model_backend(backend)) measured.push_back(backend);  // the model is predicted
+  if (measured.empty()) return {};
   auto topology = TopologyEmulation::open(a);  // nullptr without --topology
   bool own_dir = a.results_dir.empty();
   if (own_dir) {
@@ -149,23 +169,19 @@ int coordinate(TuneArgs& a, const tuner::Workload& w) {
     a.results_dir = tmpl;
   }
   std::vector<tuner::SettingResult> results;
-  for (const auto& backend : parse_backends(a.backends)) {
+  for (const auto& backend : measured) {
     int status = launch_backend(a, backend, topology.get());
     std::string summary = a.results_dir + "/" + backend + "-summary.json";
-    if (status != 0 || !fs::exists(summary)) {
-      std::cerr << "ddpscope: tune: the " << backend << " ranks failed (status " << status
-                << "); see their messages above\n";
-      return 1;
-    }
+    if (status != 0 || !fs::exists(summary))
+      throw std::runtime_error("ddpscope: tune: the " + backend + " ranks failed (status " +
+                               std::to_string(status) + "); see their messages above");
     auto part = read_summary(summary);
     if (topology) topology->label(part);
     results.insert(results.end(), part.begin(), part.end());
   }
   if (own_dir) fs::remove_all(a.results_dir);
-  return report_tune(a, w, results);
+  return results;
 }
-
-}  // namespace
 
 int run_tune(TuneArgs& a) {
   if (a.nproc < 1) throw UsageError("--nproc must be at least 1");
@@ -176,12 +192,14 @@ int run_tune(TuneArgs& a) {
   resolve_topology(a, backends, !a.worker && under_launcher());
   tuner::Workload w = load(a.workload);
   if (a.dry_run) return write_plans(a, w, sizes);
+  if (!a.worker && !under_launcher() && uses_model(a)) return run_model_tune(a, w);
   if (!a.worker && !under_launcher()) return coordinate(a, w);
   // One rank of a sweep (started by us, or by the user's launcher).
   if (a.results_dir.empty()) a.results_dir = "ddpscope-tune-results";
   fs::create_directories(a.results_dir);
   std::vector<tuner::SettingResult> results;
   for (const auto& backend : backends) {
+    if (is_model_backend(backend)) continue;
     std::vector<tuner::SettingResult> part;
     int rank = 0;
     if (int rc = run_tune_worker(worker_plan(a, w, backend), &part, &rank); rc != 0) return rc;

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "cli/tune_model_args.h"
+#include "tuner/sweep.h"
 
 namespace ddpscope::cli {
 
@@ -14,11 +18,18 @@ struct TuneArgs {
   int iters = 10;
   int warmup = 3;
   std::string json, db, results_dir;
-  std::string topology;      // --topology SPEC: emulate it (cli/tune_topology.h)
+  // --topology SPEC (tuner/topology.h): emulated for measured backends
+  // (cli/tune_topology.h), the modelled cluster for --backend model.
+  std::string topology;
   bool nproc_given = false;  // --nproc was on the command line
   bool dry_run = false, worker = false;
+  ModelArgs model;  // --backend model and its flags (cli/tune_model.cpp)
 };
 
 int run_tune(TuneArgs& args);
+
+// Runs every measured backend of `args` on --nproc local ranks and returns
+// their results; throws std::runtime_error when a backend's ranks fail.
+std::vector<tuner::SettingResult> measure_sweep(TuneArgs args);
 
 }  // namespace ddpscope::cli

@@ -139,6 +139,25 @@ int report_tune(const TuneArgs& a, const tuner::Workload& w,
   return 0;
 }
 
+void print_tune_table(const std::vector<tuner::SettingResult>& results, std::ostream& out) {
+  print_table(results, out);
+}
+
+void print_tune_recommendation(const tuner::TuneRecommendation& rec, std::ostream& out) {
+  print_recommendation(rec, out);
+}
+
+json tune_json(const TuneArgs& a, const tuner::Workload& w,
+               const std::vector<tuner::SettingResult>& results,
+               const tuner::TuneRecommendation& rec) {
+  return results_json(a, w, results, rec);
+}
+
+void store_tune_results(const TuneArgs& a, const tuner::Workload& w,
+                        const std::vector<tuner::SettingResult>& results, const json& rec) {
+  store_results(a, w, results, rec);
+}
+
 int write_plans(const TuneArgs& a, const tuner::Workload& w, const std::vector<double>& sizes) {
   json plans = json::array();
   for (double mb : sizes) {

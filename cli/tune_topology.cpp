@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/tune_model.h"
 #include "tuner/emulation/emulation_error.h"
 #include "tuner/emulation/rank_placement.h"
 
@@ -23,7 +24,7 @@ void resolve_topology(TuneArgs& a, const std::vector<std::string>& backends, boo
         "--topology emulates a cluster on this machine; under mpirun, srun or "
         "torchrun the ranks are already placed (leave it out)");
   for (const auto& b : backends)
-    if (b != "gloo")
+    if (b != "gloo" && !is_model_backend(b))
       throw UsageError("--topology: emulated topologies run the gloo backend only, not '" + b +
                        "'");
   if (a.nproc_given && a.nproc != t.nranks())

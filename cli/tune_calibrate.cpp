@@ -1,0 +1,179 @@
+#include "cli/tune_calibrate.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "tuner/bucket_plan.h"
+#include "tuner/model/collective_cost.h"
+
+namespace fs = std::filesystem;
+
+namespace ddpscope::cli {
+namespace {
+
+using nlohmann::json;
+using tuner::model::CommObservation;
+
+// Sizes (MiB) for the fit: gradients of 256 KiB, 64 MiB in all, so every cap
+// from 1/4 MiB up gives buckets of that size, up to the largest a sweep
+// usually tries (large buffers fall out of cache: they must be in the fit).
+const char* kFitSizesMb = "0.25,1,4,16,64";
+constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
+constexpr int kFitParams = 256;
+constexpr double kNoProgress = 1e-3;  // the model's rate for "none" (it must be positive)
+constexpr double kProbeStepUs = 600;  // a layer's backward, as in the tests' workloads
+constexpr uint64_t kProbeLargeNumel = 2 * 1024 * 1024;  // 8 MiB: outlasts the probe's backward
+constexpr int kProbeSteps = 16;
+constexpr int kProbeIterations = 24;  // short iterations: many, for a steady median
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty()      ? 0
+         : v.size() % 2 ? v[v.size() / 2]
+                        : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/ddpscope-calibrate-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a directory in /tmp");
+    path = tmpl;
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+json param(const std::string& name, uint64_t numel, double backward_us) {
+  return {{"name", name}, {"numel", numel}, {"dtype", "float32"}, {"backward_us", backward_us}};
+}
+
+std::string write_workload(const std::string& path, const json& w) {
+  std::ofstream(path) << w.dump() << "\n";
+  return path;
+}
+
+// The sweep as the user asked for it, but one backend, a synthetic workload.
+std::vector<tuner::SettingResult> measure(const TuneArgs& a, const std::string& backend,
+                                          const std::string& workload, const std::string& sizes,
+                                          int iters = 8) {
+  TuneArgs run = a;
+  run.backends = backend;
+  run.workload = workload;
+  run.bucket_mb = sizes;
+  run.results_dir.clear();
+  run.iters = std::max(a.iters, iters);
+  run.warmup = std::max(a.warmup, 2);
+  return measure_sweep(run);
+}
+
+std::vector<CommObservation> fit_points(const TuneArgs& a, const std::string& backend,
+                                        const std::string& dir) {
+  json params = json::array();
+  for (int i = 0; i < kFitParams; ++i)
+    params.push_back(param("g" + std::to_string(i), kFitParamNumel, 0));
+  json spec = {{"name", "calibration"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
+  const auto path = write_workload(dir + "/fit.json", spec);
+  const auto w = tuner::load_workload_json(path);
+  std::vector<CommObservation> points;
+  for (const auto& r : measure(a, backend, path, kFitSizesMb)) {
+    CommObservation o;
+    o.nranks = r.nranks;
+    o.seconds = r.comm_ms_median / 1000;
+    for (const auto& b : tuner::plan_buckets(w, r.setting.bucket_mb, a.first_bucket_mb).buckets)
+      o.bucket_bytes.push_back(double(b.bytes));
+    points.push_back(o);
+  }
+  return points;
+}
+
+// kProbeSteps compute steps of kProbeStepUs, then a tiny bucket; with
+// `large`, an 8 MiB bucket ready before them. Returns the iterations.
+std::vector<tuner::IterationSample> probe(const TuneArgs& a, const std::string& backend, bool large,
+                                          const std::string& dir) {
+  json params = json::array();
+  if (large) params.push_back(param("large", kProbeLargeNumel, 0));
+  for (int i = 0; i < kProbeSteps; ++i)
+    params.push_back(param("s" + std::to_string(i), 16, kProbeStepUs));
+  json order = json::array();
+  for (size_t i = 0; i < params.size(); ++i) order.push_back(i);
+  json spec = {{"name", "step-delay-probe"},
+               {"forward_us", 0},
+               {"optimizer_us", 0},
+               {"params", params},
+               {"ready_order", order}};
+  const auto path = write_workload(dir + "/probe.json", spec);
+  return measure(a, backend, path, "1", kProbeIterations).at(0).iterations;
+}
+
+// From iteration times alone (a DDP iteration is its slowest rank's).
+// Without the large bucket: iteration = B + t_tiny, B = K·(step + delay).
+// With it, in flight from the start: while it outlasts backward, iteration =
+// B' + (t_large - rate·B') + t_tiny, and B' - B is the extra delay of K
+// steps under communication. Medians over iterations.
+void measure_step_delays(const TuneArgs& a, const std::string& backend,
+                         tuner::model::Calibration* c, const std::string& dir) {
+  using tuner::model::Algorithm;
+  const auto& link = c->intra.cost;
+  const double tiny_ms =
+      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 64.0 * kProbeSteps, link) * 1e3;
+  const double large_ms =
+      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 4.0 * kProbeLargeNumel, link) * 1e3;
+  const double step_ms = kProbeStepUs / 1000, rate = c->comm_rate_during_compute;
+  std::vector<double> delays, extra;
+  for (const auto& it : probe(a, backend, false, dir))
+    delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
+  c->step_delay_ms = std::max(0.0, median(delays));
+  const double backward_ms = kProbeSteps * (step_ms + c->step_delay_ms);
+  for (const auto& it : probe(a, backend, true, dir)) {
+    double with_comm = rate < 1 ? (it.iter_ms - large_ms - tiny_ms) / (1 - rate) : 0;
+    if (rate * with_comm >= large_ms)
+      with_comm = it.iter_ms - tiny_ms;  // it finished under compute
+    extra.push_back((with_comm - backward_ms) / kProbeSteps);
+  }
+  c->step_delay_under_comm_ms = std::max(0.0, median(extra));
+}
+
+// While every rank computes, each core is shared by the compute threads and
+// the backend's (one busy thread per rank each): the backend gets
+// min(1, C/2P) of a core instead of the min(1, C/P) it has when the ranks wait.
+double comm_rate_from_cores(int ranks, long cores) {
+  const double c = double(std::max(1L, cores)), p = std::max(1, ranks);
+  return std::min(1.0, c / (2 * p)) / std::min(1.0, c / p);
+}
+
+}  // namespace
+
+tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend) {
+  TempDir dir;
+  tuner::model::Calibration c;
+  c.backend = backend;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  c.host = host;
+  std::cerr << "calibrating " << backend << " on " << a.nproc << " ranks: all-reduces at "
+            << kFitSizesMb << " MiB\n";
+  c.points = fit_points(a, backend, dir.path);
+  c.intra = tuner::model::fit_link_cost(c.points);
+  std::cerr << "calibrating " << backend << ": compute steps\n";
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  // Open MPI 4.1 runs no progress thread: a non-blocking all-reduce moves
+  // inside MPI calls, i.e. once the rank waits (docs/tuner.md, MPI).
+  const bool mpi = backend == "mpi";
+  c.comm_rate_during_compute = mpi ? kNoProgress : comm_rate_from_cores(a.nproc, cores);
+  measure_step_delays(a, backend, &c, dir.path);
+  c.comm_rate_source = "step delays: " + std::to_string(kProbeSteps) + " steps of " +
+                       std::to_string(int(kProbeStepUs)) + " us, alone and beside an 8 MiB " +
+                       "all-reduce; comm rate: " +
+                       (mpi ? std::string("none while computing (MPI progresses in MPI calls)")
+                            : std::to_string(a.nproc) + " ranks sharing " + std::to_string(cores) +
+                                  " cores with their compute");
+  return c;
+}
+
+}  // namespace ddpscope::cli

@@ -1,0 +1,120 @@
+// Least-squares calibration: known links recovered from their own times.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+
+#include "tuner/model/calibration.h"
+#include "tuner/model/calibration_file.h"
+#include "tuner/model/least_squares.h"
+
+using namespace ddpscope::tuner::model;
+
+namespace {
+
+CommObservation observe(int p, std::vector<double> buckets, const LinkCost& truth, double noise = 0,
+                        Algorithm a = Algorithm::ring) {
+  CommObservation o;
+  o.algorithm = a;
+  o.nranks = p;
+  o.bucket_bytes = buckets;
+  for (double b : buckets) o.seconds += allreduce_s(a, p, b, truth);
+  o.seconds *= 1 + noise;
+  return o;
+}
+
+const LinkCost kTruth{40e-6, 2.5e-9, 0};  // 40 µs per step, 0.4 GB/s
+
+}  // namespace
+
+TEST_CASE("least squares: an exact line comes back exactly, never negative") {
+  auto x = nonnegative_least_squares({{1, 1}, {1, 2}, {1, 3}}, {3, 5, 7}, {1, 1, 1});
+  CHECK(x[0] == Approx(1));
+  CHECK(x[1] == Approx(2));
+  // The best unconstrained intercept would be negative: it is held at 0.
+  auto y = nonnegative_least_squares({{1, 1}, {1, 2}, {1, 3}}, {1, 3, 5}, {1, 1, 1});
+  CHECK(y[0] == 0);
+  CHECK(y[1] > 0);
+}
+
+TEST_CASE("fit: α and β from one rank count at three or more sizes") {
+  std::vector<CommObservation> obs;
+  for (double b : {65536.0, 262144.0, 1048576.0, 4194304.0})
+    obs.push_back(observe(2, std::vector<double>(16, b), kTruth));
+  auto fit = fit_link_cost(obs);
+  CHECK(fit.cost.alpha_s == Approx(kTruth.alpha_s).epsilon(1e-6));
+  CHECK(fit.cost.beta_s_per_byte == Approx(kTruth.beta_s_per_byte).epsilon(1e-6));
+  CHECK_FALSE(fit.gamma_fitted);
+  CHECK(fit.r2 == Approx(1));
+  CHECK(fit.median_rel_error < 1e-9);
+  CHECK(fit.distinct_sizes == 4);
+}
+
+TEST_CASE("fit: a ring folds γ into β at any rank count; a second algorithm separates them") {
+  const LinkCost truth{20e-6, 1e-9, 0.6e-9};
+  std::vector<CommObservation> rings;
+  for (int p : {2, 4})
+    for (double b : {1e5, 1e6, 4e6}) rings.push_back(observe(p, {b}, truth));
+  auto folded = fit_link_cost(rings);
+  CHECK_FALSE(folded.gamma_fitted);
+  // A ring moves twice the bytes it reduces: β + γ/2 predicts every ring exactly.
+  CHECK(folded.cost.beta_s_per_byte == Approx(1e-9 + 0.3e-9).epsilon(1e-6));
+  CHECK(folded.max_rel_error < 1e-9);
+
+  auto obs = rings;
+  for (double b : {1e5, 1e6, 4e6})
+    obs.push_back(observe(4, {b}, truth, 0, Algorithm::recursive_doubling));
+  auto fit = fit_link_cost(obs);
+  CHECK(fit.gamma_fitted);
+  CHECK(fit.cost.alpha_s == Approx(truth.alpha_s).epsilon(1e-6));
+  CHECK(fit.cost.beta_s_per_byte == Approx(truth.beta_s_per_byte).epsilon(1e-6));
+  CHECK(fit.cost.gamma_s_per_byte == Approx(truth.gamma_s_per_byte).epsilon(1e-6));
+}
+
+TEST_CASE("fit: ±3% noise moves the parameters by little, and the fit says so") {
+  std::vector<CommObservation> obs;
+  const double noise[] = {0.03, -0.03, 0.02, -0.02, 0.01};
+  int i = 0;
+  for (double b : {65536.0, 262144.0, 1048576.0, 4194304.0, 16777216.0})
+    obs.push_back(observe(2, {b}, kTruth, noise[i++]));
+  auto fit = fit_link_cost(obs);
+  CHECK(fit.cost.alpha_s == Approx(kTruth.alpha_s).epsilon(0.25));
+  CHECK(fit.cost.beta_s_per_byte == Approx(kTruth.beta_s_per_byte).epsilon(0.05));
+  CHECK(fit.max_rel_error > 0.005);
+  CHECK(fit.max_rel_error < 0.06);
+}
+
+TEST_CASE("fit: fewer than three sizes, or a bad point, is refused") {
+  std::vector<CommObservation> two{observe(2, {1e5}, kTruth), observe(2, {1e6}, kTruth),
+                                   observe(2, {1e6}, kTruth)};
+  CHECK_THROWS_WITH(fit_link_cost(two),
+                    Catch::Contains("2 distinct bucket sizes") && Catch::Contains("at least 3"));
+  auto bad = two;
+  bad.push_back(observe(2, {4e6}, kTruth));
+  bad.back().seconds = 0;
+  CHECK_THROWS_AS(fit_link_cost(bad), std::invalid_argument);
+}
+
+TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
+  Calibration c;
+  c.backend = "gloo";
+  c.host = "vm";
+  c.intra.cost = kTruth;
+  c.intra.observations = 5;
+  c.comm_rate_during_compute = 0.5;
+  c.points = {observe(2, {1e6}, kTruth)};
+  const std::string path = "test_model_calibration.json";
+  save_calibration(path, c);
+  auto back = load_calibration(path);
+  CHECK(back.backend == "gloo");
+  CHECK(back.intra.cost.alpha_s == Approx(kTruth.alpha_s));
+  CHECK(back.intra.cost.beta_s_per_byte == Approx(kTruth.beta_s_per_byte));
+  CHECK(back.comm_rate_during_compute == 0.5);
+
+  std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
+                         "\"intra\": {\"alpha_us\": -1}}";
+  CHECK_THROWS_WITH(load_calibration(path), Catch::StartsWith(path + ": intra: 'alpha_us'"));
+  std::ofstream(path) << "[1, 2";
+  CHECK_THROWS_WITH(load_calibration(path), path + ": not a JSON object");
+  std::remove(path.c_str());
+  CHECK_THROWS_WITH(load_calibration(path), Catch::StartsWith(path + ": cannot open the file"));
+}

@@ -1,0 +1,68 @@
+// Calibration: a backend's link cost (α, β and, where it can be told apart, γ)
+// fitted by least squares from measured all-reduce times, with how well the
+// fit explains them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tuner/model/collective_cost.h"
+
+namespace ddpscope::tuner::model {
+
+// One measurement: all-reduces of `bucket_bytes`, run back to back on one
+// comm stream over `nranks` ranks, took `seconds` in all. (A single
+// all-reduce is one bucket; a sweep setting's buckets queued together are
+// several — the fit sums their terms.)
+struct CommObservation {
+  Algorithm algorithm = Algorithm::ring;  // what the backend ran
+  int nranks = 2;
+  std::vector<double> bucket_bytes;
+  double seconds = 0;
+  double mean_bucket_bytes() const;
+};
+
+struct LinkFit {
+  LinkCost cost;
+  bool gamma_fitted = false;  // only when the observations tell γ from β (below)
+  int observations = 0;
+  int distinct_sizes = 0;
+  double r2 = 0;                // of the times, 1 = perfect
+  double median_rel_error = 0;  // |predicted - measured| / measured over observations
+  double max_rel_error = 0;
+};
+
+// A fit needs at least three distinct bucket sizes (α and β are told apart by
+// how time grows with size; three points also show whether a line fits).
+// Each observation is weighted by 1/seconds², so the fit minimises relative
+// error and the small sizes that pin α count as much as the large ones.
+// γ is told from β only by observations whose bytes-on-the-wire to
+// bytes-reduced ratios differ: a ring's is 2:1 at every rank count, so a
+// ring-only calibration folds reduction into β — exactly right for ring
+// predictions at any rank count; recursive doubling (1:1) beside it separates
+// them. Throws std::invalid_argument.
+LinkFit fit_link_cost(const std::vector<CommObservation>& observations);
+
+// What the model knows about one backend on one machine or cluster.
+struct Calibration {
+  std::string backend = "gloo";  // the backend measured
+  std::string host;              // where
+  Algorithm algorithm = Algorithm::ring;
+  LinkFit intra;  // ranks on one node (the machine the points came from)
+  // How fast communication runs while the rank computes, relative to when it
+  // waits (1 = unaffected). On a CPU machine whose cores are all computing,
+  // the backend's threads get a share of a core; on a GPU, NCCL's kernels get
+  // their own SMs (1). Measured from a replay with compute, or derived from
+  // the core count (docs/model.md).
+  double comm_rate_during_compute = 1.0;
+  // How much later than its compute a compute interval ends, on the slowest
+  // rank: the compute thread notices the end only when it is scheduled, and
+  // other threads (the other ranks, anything else running) share the cores.
+  // 0 on a GPU. While an all-reduce is in flight, steps end later still.
+  double step_delay_ms = 0;
+  double step_delay_under_comm_ms = 0;
+  std::string comm_rate_source;  // how these two were obtained
+  std::vector<CommObservation> points;
+};
+
+}  // namespace ddpscope::tuner::model

@@ -1,0 +1,119 @@
+#include "tuner/model/calibration_file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace ddpscope::tuner::model {
+namespace {
+
+using nlohmann::json;
+
+json fit_json(const LinkFit& f) {
+  return {{"alpha_us", f.cost.alpha_s * 1e6},
+          {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
+          {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
+          {"gamma_fitted", f.gamma_fitted},
+          {"observations", f.observations},
+          {"distinct_sizes", f.distinct_sizes},
+          {"r2", f.r2},
+          {"median_rel_error", f.median_rel_error},
+          {"max_rel_error", f.max_rel_error}};
+}
+
+// Reads a number that must be there and be finite and non-negative.
+double number(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j[key].is_number())
+    throw CalibrationError(where + ": '" + key + "' is missing or not a number");
+  double v = j[key].get<double>();
+  if (!(v >= 0) || !std::isfinite(v))
+    throw CalibrationError(where + ": '" + key + "' must be a non-negative number");
+  return v;
+}
+
+Algorithm algorithm_from(const std::string& name, const std::string& path) {
+  for (Algorithm a :
+       {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::tree, Algorithm::hierarchical})
+    if (name == algorithm_name(a)) return a;
+  throw CalibrationError(path + ": algorithm '" + name +
+                         "' is not ring, recursive_doubling, tree "
+                         "or hierarchical");
+}
+
+}  // namespace
+
+void save_calibration(const std::string& path, const Calibration& c) {
+  json points = json::array();
+  for (const auto& o : c.points)
+    points.push_back({{"algorithm", algorithm_name(o.algorithm)},
+                      {"nranks", o.nranks},
+                      {"bucket_bytes", o.bucket_bytes},
+                      {"seconds", o.seconds}});
+  json j = {{"kind", "ddpscope-calibration"},
+            {"version", 1},
+            {"backend", c.backend},
+            {"host", c.host},
+            {"algorithm", algorithm_name(c.algorithm)},
+            {"intra", fit_json(c.intra)},
+            {"comm_rate_during_compute", c.comm_rate_during_compute},
+            {"step_delay_ms", c.step_delay_ms},
+            {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
+            {"comm_rate_source", c.comm_rate_source},
+            {"points", points}};
+  // Written aside and renamed, so a reader never sees half a calibration.
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << j.dump(1) << "\n";
+    if (!out.flush())
+      throw CalibrationError(path + ": cannot write the file (" + std::strerror(errno) + ")");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw CalibrationError(path + ": cannot write the file (" + std::strerror(errno) + ")");
+  }
+}
+
+Calibration load_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CalibrationError(path + ": cannot open the file (" + std::strerror(errno) + ")");
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw CalibrationError(path + ": not a JSON object");
+  if (j.value("kind", "") != "ddpscope-calibration")
+    throw CalibrationError(path +
+                           ": not a ddpscope calibration (\"kind\" is not "
+                           "\"ddpscope-calibration\")");
+  if (!j.contains("intra") || !j["intra"].is_object())
+    throw CalibrationError(path + ": 'intra' (the fitted link) is missing");
+  Calibration c;
+  c.backend = j.value("backend", "");
+  if (c.backend != "gloo" && c.backend != "mpi")
+    throw CalibrationError(path + ": backend '" + c.backend + "' is not gloo or mpi");
+  c.host = j.value("host", "");
+  c.algorithm = algorithm_from(j.value("algorithm", "ring"), path);
+  const json& f = j["intra"];
+  const std::string where = path + ": intra";
+  c.intra.cost = {number(f, "alpha_us", where) * 1e-6, number(f, "beta_ns_per_byte", where) * 1e-9,
+                  number(f, "gamma_ns_per_byte", where) * 1e-9};
+  c.intra.gamma_fitted = f.value("gamma_fitted", false);
+  c.intra.observations = f.value("observations", 0);
+  c.intra.distinct_sizes = f.value("distinct_sizes", 0);
+  c.intra.r2 = f.value("r2", 0.0);
+  c.intra.median_rel_error = f.value("median_rel_error", 0.0);
+  c.intra.max_rel_error = f.value("max_rel_error", 0.0);
+  c.comm_rate_during_compute = number(j, "comm_rate_during_compute", path);
+  if (!(c.comm_rate_during_compute > 0 && c.comm_rate_during_compute <= 1))
+    throw CalibrationError(path + ": 'comm_rate_during_compute' must be in (0, 1]");
+  if (j.contains("step_delay_ms")) c.step_delay_ms = number(j, "step_delay_ms", path);
+  if (j.contains("step_delay_under_comm_ms"))
+    c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
+  c.comm_rate_source = j.value("comm_rate_source", "");
+  return c;
+}
+
+}  // namespace ddpscope::tuner::model

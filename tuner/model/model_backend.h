@@ -1,0 +1,51 @@
+// A modelled backend on a topology: how long each bucket's all-reduce takes
+// and how much the rank's compute slows it. Either a measured backend's
+// calibration (Gloo, MPI: fitted α-β on this machine, the inter-node link
+// from the topology's declared bandwidth) or NCCL's own priors (GPU clusters).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tuner/model/calibration.h"
+#include "tuner/model/nccl_priors.h"
+#include "tuner/topology.h"
+
+namespace ddpscope::tuner::model {
+
+class ModelBackend {
+ public:
+  // A calibrated CPU backend (its own algorithm, ring for Gloo and the
+  // tuner's MPI). Inside a node: the fitted link. Between nodes: the fitted
+  // per-message cost plus the declared latency, and the declared bandwidth
+  // (the link is shaped to it; the fit's β where none is declared).
+  // `algorithm` asks "what if this backend ran another all-reduce" (the
+  // calibration's own when absent).
+  static ModelBackend calibrated(const Calibration& c, const Topology& t,
+                                 std::optional<Algorithm> algorithm = std::nullopt);
+  // NCCL's choice of algorithm and protocol per bucket, with its own costs.
+  static ModelBackend nccl_priors(const Topology& t, GpuArch arch);
+
+  const std::string& backend() const { return backend_; }  // what is modelled: gloo, mpi, nccl
+  const Topology& topology() const { return topology_; }
+  double bucket_ms(uint64_t bytes) const;
+  double comm_rate_during_compute() const { return comm_rate_; }
+  double step_delay_ms() const { return step_delay_ms_; }
+  double step_delay_under_comm_ms() const { return step_delay_comm_ms_; }
+  const GpuCluster& cluster() const { return cluster_; }  // NCCL only
+  bool is_nccl() const { return backend_ == "nccl"; }
+  std::string describe() const;  // one line: what the numbers are
+
+ private:
+  std::string backend_;
+  Topology topology_;
+  Algorithm algorithm_ = Algorithm::ring;
+  LinkCost intra_, inter_;
+  double comm_rate_ = 1.0;
+  double step_delay_ms_ = 0, step_delay_comm_ms_ = 0;
+  GpuCluster cluster_;
+  std::string source_;
+};
+
+}  // namespace ddpscope::tuner::model
