@@ -49,7 +49,7 @@ TEST_CASE("fit: α and β from one rank count at three or more sizes") {
   CHECK(fit.distinct_sizes == 4);
 }
 
-TEST_CASE("fit: a ring folds γ into β at any rank count; a second algorithm separates them") {
+TEST_CASE("fit: a ring folds γ into β at any rank count, a second algorithm separates them") {
   const LinkCost truth{20e-6, 1e-9, 0.6e-9};
   std::vector<CommObservation> rings;
   for (int p : {2, 4})

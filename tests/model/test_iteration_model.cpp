@@ -38,7 +38,7 @@ BucketPlan plan_of(std::vector<std::vector<size_t>> groups) {
 
 }  // namespace
 
-TEST_CASE("iteration: buckets overlap backward; only the last one's tail is exposed") {
+TEST_CASE("iteration: buckets overlap backward, only the last one's tail is exposed") {
   auto p = predict_iteration(four_layers(), plan_of({{3, 2}, {1, 0}}), {1.5, 1.5});
   // bucket 0: ready 4 (p2), runs 4..5.5; bucket 1: ready 6 (p0), runs 6..7.5.
   REQUIRE(p.buckets.size() == 2);
@@ -86,7 +86,7 @@ TEST_CASE("iteration: communication slowed under compute, full speed once backwa
   CHECK(q.buckets[0].end_ms == Approx(3 + 1.0));
 }
 
-TEST_CASE("iteration: instant communication hides fully; compute scale stretches compute") {
+TEST_CASE("iteration: instant communication hides fully, compute scale stretches compute") {
   IterationModelOptions o;
   o.compute_scale = 2;
   auto p = predict_iteration(four_layers(), plan_of({{3, 2}, {1, 0}}), {0, 0}, o);

@@ -88,7 +88,7 @@ TEST_CASE("NCCL's choice: low-latency tree for small buckets, ring/Simple for la
     }
 }
 
-TEST_CASE("LL128 only over NVLink; one rank has nothing to reduce") {
+TEST_CASE("LL128 only over NVLink, one rank has nothing to reduce") {
   auto t = shape(2, 4, 100);
   t.intra.bandwidth_gbps = 256;
   auto pcie = gpu_cluster_for(t);
