@@ -23,9 +23,8 @@
 namespace fs = std::filesystem;
 
 namespace ddpscope::cli {
-namespace {
 
-std::vector<std::string> split(const std::string& s) {
+std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
   for (std::string item; std::getline(in, item, ',');)
@@ -35,7 +34,7 @@ std::vector<std::string> split(const std::string& s) {
 
 std::vector<double> parse_sizes(const std::string& list) {
   std::vector<double> out;
-  for (const auto& item : split(list)) {
+  for (const auto& item : split_list(list)) {
     char* end = nullptr;
     double v = strtod(item.c_str(), &end);
     if (*end || !(v > 0)) throw UsageError("--bucket-mb: '" + item + "' is not a positive number");
@@ -45,8 +44,10 @@ std::vector<double> parse_sizes(const std::string& list) {
   return out;
 }
 
+namespace {
+
 std::vector<std::string> parse_backends(const std::string& list) {
-  auto out = split(list);
+  auto out = split_list(list);
   for (const auto& b : out)
     if (b != "gloo" && b != "mpi" && b != "nccl" && !is_model_backend(b))
       throw UsageError("--backend: unknown backend '" + b + "' (gloo, mpi, nccl, model)");

@@ -28,6 +28,11 @@ struct TuneArgs {
 
 int run_tune(TuneArgs& args);
 
+// "a,b,,c" -> {"a", "b", "c"}: the comma lists of --backend and --bucket-mb.
+std::vector<std::string> split_list(const std::string& list);
+// --bucket-mb's sizes; UsageError for anything but positive numbers.
+std::vector<double> parse_sizes(const std::string& list);
+
 // Runs every measured backend of `args` on --nproc local ranks and returns
 // their results; throws std::runtime_error when a backend's ranks fail.
 std::vector<tuner::SettingResult> measure_sweep(TuneArgs args);

@@ -29,23 +29,11 @@ namespace {
 using nlohmann::json;
 namespace model = tuner::model;
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-std::vector<double> bucket_sizes(const TuneArgs& a) {
-  std::vector<double> out;
-  for (const auto& s : split(a.bucket_mb)) out.push_back(std::stod(s));  // checked by run_tune
-  return out;
-}
+std::vector<double> bucket_sizes(const TuneArgs& a) { return parse_sizes(a.bucket_mb); }
 
 std::string measured_backends(const TuneArgs& a) {
   std::string out;
-  for (const auto& b : split(a.backends))
+  for (const auto& b : split_list(a.backends))
     if (!is_model_backend(b)) out += (out.empty() ? "" : ",") + b;
   return out;
 }
@@ -79,7 +67,7 @@ std::optional<model::Algorithm> algorithm_of(const std::string& name) {
 std::optional<model::Calibration> calibration_for(const TuneArgs& a) {
   const auto& m = a.model;
   if (m.calibrate) {
-    const auto measured = split(measured_backends(a));
+    const auto measured = split_list(measured_backends(a));
     const std::string backend = measured.empty() ? "gloo" : measured[0];
     if (backend == "nccl") throw UsageError("--calibrate: NCCL is modelled from its priors");
     auto c = measure_calibration(a, backend);
@@ -240,7 +228,7 @@ void add_model_options(CLI::App* tune, TuneArgs& a) {
 bool is_model_backend(const std::string& name) { return name == model::kModelBackendLabel; }
 
 bool uses_model(const TuneArgs& a) {
-  for (const auto& b : split(a.backends))
+  for (const auto& b : split_list(a.backends))
     if (is_model_backend(b)) return true;
   return a.model.calibrate;
 }
