@@ -92,7 +92,11 @@ class RecordedRuns(unittest.TestCase):
         out = os.path.join(tmp, name)
         cmd = [*prefix, DDPSCOPE, "record", "-o", out, "--nproc", str(nproc), "--", TORCH_PY, EXAMPLE,
                "--iters", str(ITERS), "--bucket-cap-mb", str(bucket_cap_mb)]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        # One intra-op thread per rank, as bench/ddp_slowdown.sh does: two ranks
+        # of torch's default two threads each oversubscribe this 2-core machine,
+        # and that contention alone moves a run's bucket times by a factor of 3.
+        env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
         self.assertEqual(res.returncode, 0, res.stderr)
         return os.path.join(out, "run.db")
 
