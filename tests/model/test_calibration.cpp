@@ -109,6 +109,25 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   CHECK(back.intra.cost.alpha_s == Approx(kTruth.alpha_s));
   CHECK(back.intra.cost.beta_s_per_byte == Approx(kTruth.beta_s_per_byte));
   CHECK(back.comm_rate_during_compute == 0.5);
+  CHECK_FALSE(back.inter.has_value());
+
+  c.inter = InterLinkFit{{{300e-6, 8.5e-9, 0}}, "2x2:inter=1gbit", 1};
+  c.inter->fit.observations = 4;
+  c.inter_points = {observe(4, {1e6}, c.inter->fit.cost)};
+  save_calibration(path, c);
+  back = load_calibration(path);
+  REQUIRE(back.inter.has_value());
+  CHECK(back.inter->topology == "2x2:inter=1gbit");
+  CHECK(back.inter->bandwidth_gbps == 1);
+  CHECK(back.inter->fit.cost.alpha_s == Approx(300e-6));
+  CHECK(back.inter->fit.cost.beta_s_per_byte == Approx(8.5e-9));
+  CHECK(back.inter->fit.observations == 4);
+  std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
+                         "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
+                         "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0}, \"inter\": "
+                         "{\"alpha_us\": 1, \"beta_ns_per_byte\": 8, \"gamma_ns_per_byte\": 0}}";
+  CHECK_THROWS_WITH(load_calibration(path),
+                    path + ": inter: 'bandwidth_gbps' is missing or not a number");
 
   std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
                          "\"intra\": {\"alpha_us\": -1}}";
