@@ -140,6 +140,7 @@ void measure_step_delays(const TuneArgs& a, const std::string& backend,
   for (const auto& it : probe(a, backend, false, dir))
     delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
   c->step_delay_ms = std::max(0.0, median(delays));
+  c->step_delay_step_us = kProbeStepUs;
   const double backward_ms = kProbeSteps * (step_ms + c->step_delay_ms);
   for (const auto& it : probe(a, backend, true, dir)) {
     double with_comm = rate < 1 ? (it.iter_ms - large_ms - tiny_ms) / (1 - rate) : 0;

@@ -132,3 +132,14 @@ TEST_CASE("iteration: every compute interval ends late by the step delay") {
   CHECK(p.buckets[1].end_ms == Approx(8.75));
   CHECK(p.iter_ms == Approx(8.75 + 0.75));
 }
+
+TEST_CASE("iteration: steps shorter than the probe's get the step delay in proportion") {
+  IterationModelOptions o;
+  o.step_delay_ms = 0.4;
+  o.step_delay_step_us = 2000;  // measured with 2 ms steps
+  auto p = predict_iteration(four_layers(), plan_of({{3, 2, 1, 0}}), {1}, o);
+  // forward (2 ms) gets all 0.4; each 1 ms backward step half: 1.2 ms;
+  // optimizer (0.5 ms) a quarter: 0.6. Backward ends at 2.4 + 4.8 = 7.2.
+  CHECK(p.backward_end_ms == Approx(7.2));
+  CHECK(p.iter_ms == Approx(7.2 + 1 + 0.6));
+}

@@ -74,6 +74,11 @@ struct Calibration {
   // 0 on a GPU. While an all-reduce is in flight, steps end later still.
   double step_delay_ms = 0;
   double step_delay_under_comm_ms = 0;
+  // The compute step the delays were measured with (0: any length). A step
+  // shorter than a scheduler slice ends late in proportion to its length
+  // (it ends only while its thread holds a core, docs/model.md), so shorter
+  // steps get proportionally less; longer ones the delay as measured.
+  double step_delay_step_us = 0;
   std::string comm_rate_source;               // how these two were obtained
   std::vector<CommObservation> points;        // intra's
   std::vector<CommObservation> inter_points;  // inter's

@@ -19,6 +19,7 @@ json fit_json(const LinkFit& f) {
           {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
           {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
           {"gamma_fitted", f.gamma_fitted},
+          {"overlapped", f.cost.overlapped},
           {"observations", f.observations},
           {"distinct_sizes", f.distinct_sizes},
           {"r2", f.r2},
@@ -51,6 +52,7 @@ LinkFit fit_from(const json& f, const std::string& where) {
   LinkFit fit;
   fit.cost = {number(f, "alpha_us", where) * 1e-6, number(f, "beta_ns_per_byte", where) * 1e-9,
               number(f, "gamma_ns_per_byte", where) * 1e-9};
+  fit.cost.overlapped = f.value("overlapped", false);
   fit.gamma_fitted = f.value("gamma_fitted", false);
   fit.observations = f.value("observations", 0);
   fit.distinct_sizes = f.value("distinct_sizes", 0);
@@ -91,6 +93,7 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"comm_rate_during_compute", c.comm_rate_during_compute},
             {"step_delay_ms", c.step_delay_ms},
             {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
+            {"step_delay_step_us", c.step_delay_step_us},
             {"comm_rate_source", c.comm_rate_source},
             {"points", points_json(c.points)}};
   if (c.inter) {
@@ -138,6 +141,8 @@ Calibration load_calibration(const std::string& path) {
   if (j.contains("step_delay_ms")) c.step_delay_ms = number(j, "step_delay_ms", path);
   if (j.contains("step_delay_under_comm_ms"))
     c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
+  if (j.contains("step_delay_step_us"))
+    c.step_delay_step_us = number(j, "step_delay_step_us", path);
   c.comm_rate_source = j.value("comm_rate_source", "");
   return c;
 }

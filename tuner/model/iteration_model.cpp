@@ -117,8 +117,13 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
   const auto launch_after = launch_steps(w, plan, ready_positions(w, order));
   CommStream stream(bucket_comm_ms, rates, &out.buckets);
   // A compute interval as the rank lives it: a zero-length one is no wait at all.
+  // The share of the measured delays an interval of `us` gets.
+  auto delay_share = [&](double us) {
+    const double ref = options.step_delay_step_us;
+    return ref > 0 ? std::min(1.0, us * scale / ref) : 1.0;
+  };
   auto interval_ms = [&](double us) {
-    return us > 0 ? us * scale / 1000 + options.step_delay_ms : 0;
+    return us > 0 ? us * scale / 1000 + options.step_delay_ms * delay_share(us) : 0;
   };
   double t = interval_ms(w.forward_us);
   size_t next = 0;  // next bucket to launch
@@ -128,8 +133,9 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
   stream.advance(t, false);
   launch_through(-1);
   for (size_t i = 0; i < order.size(); ++i) {
-    double step_ms = interval_ms(w.params[order[i]].backward_us);
-    if (step_ms > 0 && stream.busy()) step_ms += options.step_delay_under_comm_ms;
+    const double us = w.params[order[i]].backward_us;
+    double step_ms = interval_ms(us);
+    if (step_ms > 0 && stream.busy()) step_ms += options.step_delay_under_comm_ms * delay_share(us);
     stream.advance(t + step_ms, true);
     t += step_ms;
     launch_through(long(i));

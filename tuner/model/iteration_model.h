@@ -47,6 +47,9 @@ struct IterationModelOptions {
   // is in flight ends later still: the backend's threads want the core too.
   double step_delay_ms = 0;
   double step_delay_under_comm_ms = 0;
+  // The step length the delays were measured at (0: they apply to any
+  // interval whole): an interval shorter than it gets them in proportion.
+  double step_delay_step_us = 0;
 };
 
 // `bucket_comm_ms[k]`: bucket k's all-reduce on its own (nothing else

@@ -27,10 +27,13 @@ LinkCost inter_link(const Calibration& c, const Topology& t) {
     inter = c.inter->fit.cost;
     // The fitted β beyond the machine's own is the wire's (with its framing
     // and TCP overheads): at another declared bandwidth it scales with it.
+    // (Overlapped, β is the slower of the two's pace, never below the machine's.)
     if (shaped && c.inter->bandwidth_gbps > 0) {
       const double own = c.intra.cost.beta_s_per_byte;
-      const double wire = std::max(0.0, inter.beta_s_per_byte - own);
-      inter.beta_s_per_byte = own + wire * c.inter->bandwidth_gbps / t.inter.bandwidth_gbps;
+      const double ratio = c.inter->bandwidth_gbps / t.inter.bandwidth_gbps;
+      inter.beta_s_per_byte = inter.overlapped
+                                  ? std::max(own, inter.beta_s_per_byte * ratio)
+                                  : own + std::max(0.0, inter.beta_s_per_byte - own) * ratio;
     }
   } else if (shaped) {
     inter.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
@@ -60,6 +63,7 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   m.comm_rate_ = c.comm_rate_during_compute;
   m.step_delay_ms_ = c.step_delay_ms;
   m.step_delay_comm_ms_ = c.step_delay_under_comm_ms;
+  m.step_delay_step_us_ = c.step_delay_step_us;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
   return m;
 }

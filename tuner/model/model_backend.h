@@ -38,6 +38,7 @@ class ModelBackend {
   double bucket_comm_rate_during_compute(uint64_t bytes) const;
   double step_delay_ms() const { return step_delay_ms_; }
   double step_delay_under_comm_ms() const { return step_delay_comm_ms_; }
+  double step_delay_step_us() const { return step_delay_step_us_; }
   const GpuCluster& cluster() const { return cluster_; }  // NCCL only
   bool is_nccl() const { return backend_ == "nccl"; }
   std::string describe() const;  // one line: what the numbers are
@@ -49,7 +50,7 @@ class ModelBackend {
   LinkCost intra_, inter_;
   LinkCost machine_;  // the calibrated link as measured: this machine's cores and loopback
   double comm_rate_ = 1.0;
-  double step_delay_ms_ = 0, step_delay_comm_ms_ = 0;
+  double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
   GpuCluster cluster_;
   bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
   std::string source_, inter_source_;

@@ -21,6 +21,7 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     options.comm_rate_during_compute = m.comm_rate_during_compute();
     options.step_delay_ms = m.step_delay_ms();
     options.step_delay_under_comm_ms = m.step_delay_under_comm_ms();
+    options.step_delay_step_us = m.step_delay_step_us();
     const auto p = predict_iteration(w, plan, comm_ms, options);
 
     SettingResult r;
