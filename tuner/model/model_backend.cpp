@@ -59,7 +59,9 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   m.machine_ = c.intra.cost;
   m.inter_ = inter_link(c, t);
   m.inter_fitted_ = inter_fit_applies(c, t);
-  if (m.inter_fitted_) m.inter_source_ = "fitted on " + c.inter->topology;
+  m.inter_source_ = m.inter_fitted_              ? "fitted on " + c.inter->topology
+                    : t.inter.bandwidth_gbps > 0 ? std::string("the declared bandwidth")
+                                                 : std::string("not limited: the machine's own");
   m.comm_rate_ = c.comm_rate_during_compute;
   m.step_delay_ms_ = c.step_delay_ms;
   m.step_delay_comm_ms_ = c.step_delay_under_comm_ms;
@@ -105,8 +107,7 @@ std::string ModelBackend::inter_description() const {
   if (topology_.nodes <= 1) return "";
   char part[160];
   snprintf(part, sizeof part, "; between nodes alpha %.1f us, beta %.3f GB/s (%s)",
-           inter_.alpha_s * 1e6, gbytes_per_s(inter_.beta_s_per_byte),
-           inter_source_.empty() ? "the declared bandwidth" : inter_source_.c_str());
+           inter_.alpha_s * 1e6, gbytes_per_s(inter_.beta_s_per_byte), inter_source_.c_str());
   return part;
 }
 
