@@ -11,6 +11,8 @@
 
 #include "tuner/bucket_plan.h"
 #include "tuner/model/collective_cost.h"
+#include "tuner/model/model_backend.h"
+#include "tuner/topology.h"
 
 namespace fs = std::filesystem;
 
@@ -26,6 +28,10 @@ using tuner::model::CommObservation;
 const char* kFitSizesMb = "0.25,1,4,16,64";
 constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
 constexpr int kFitParams = 256;
+// Across a shaped inter-node link the wire, not the cache, sets the time:
+// 16 MiB at most keeps the fit short on a slow link (1/4 s at 1 Gbit/s).
+const char* kInterFitSizesMb = "0.25,1,4,16";
+constexpr int kInterFitParams = 64;
 constexpr double kNoProgress = 1e-3;  // the model's rate for "none" (it must be positive)
 constexpr double kProbeStepUs = 600;  // a layer's backward, as in the tests' workloads
 constexpr uint64_t kProbeLargeNumel = 2 * 1024 * 1024;  // 8 MiB: outlasts the probe's backward
@@ -72,16 +78,18 @@ std::vector<tuner::SettingResult> measure(const TuneArgs& a, const std::string& 
   return measure_sweep(run);
 }
 
+// Back-to-back all-reduces of `nparams` gradients of 256 KiB at `sizes`, on
+// the topology of `a` (none: this machine's loopback).
 std::vector<CommObservation> fit_points(const TuneArgs& a, const std::string& backend,
-                                        const std::string& dir) {
+                                        const std::string& dir, int nparams, const char* sizes) {
   json params = json::array();
-  for (int i = 0; i < kFitParams; ++i)
+  for (int i = 0; i < nparams; ++i)
     params.push_back(param("g" + std::to_string(i), kFitParamNumel, 0));
   json spec = {{"name", "calibration"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
   const auto path = write_workload(dir + "/fit.json", spec);
   const auto w = tuner::load_workload_json(path);
   std::vector<CommObservation> points;
-  for (const auto& r : measure(a, backend, path, kFitSizesMb)) {
+  for (const auto& r : measure(a, backend, path, sizes)) {
     CommObservation o;
     o.nranks = r.nranks;
     o.seconds = r.comm_ms_median / 1000;
@@ -116,19 +124,23 @@ std::vector<tuner::IterationSample> probe(const TuneArgs& a, const std::string& 
 // With it, in flight from the start: while it outlasts backward, iteration =
 // B' + (t_large - rate·B') + t_tiny, and B' - B is the extra delay of K
 // steps under communication. Medians over iterations.
+// On one node of the topology's rank count: the delays are the cores'
+// (every rank of every emulated node shares them), and the large all-reduce
+// must be paced by the cores for B' to show (over a slow link it outlasts
+// backward at any compute speed).
 void measure_step_delays(const TuneArgs& a, const std::string& backend,
-                         tuner::model::Calibration* c, const std::string& dir) {
-  using tuner::model::Algorithm;
-  const auto& link = c->intra.cost;
-  const double tiny_ms =
-      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 64.0 * kProbeSteps, link) * 1e3;
-  const double large_ms =
-      tuner::model::allreduce_s(Algorithm::ring, a.nproc, 4.0 * kProbeLargeNumel, link) * 1e3;
-  const double step_ms = kProbeStepUs / 1000, rate = c->comm_rate_during_compute;
+                         const tuner::Topology& topology, tuner::model::Calibration* c,
+                         const std::string& dir) {
+  const auto m = tuner::model::ModelBackend::calibrated(*c, topology);
+  const double tiny_ms = m.bucket_ms(64 * kProbeSteps);
+  const double large_ms = m.bucket_ms(4 * kProbeLargeNumel);
+  const double step_ms = kProbeStepUs / 1000;
+  const double rate = m.bucket_comm_rate_during_compute(4 * kProbeLargeNumel);
   std::vector<double> delays, extra;
   for (const auto& it : probe(a, backend, false, dir))
     delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
   c->step_delay_ms = std::max(0.0, median(delays));
+  c->step_delay_step_us = kProbeStepUs;
   const double backward_ms = kProbeSteps * (step_ms + c->step_delay_ms);
   for (const auto& it : probe(a, backend, true, dir)) {
     double with_comm = rate < 1 ? (it.iter_ms - large_ms - tiny_ms) / (1 - rate) : 0;
@@ -147,6 +159,38 @@ double comm_rate_from_cores(int ranks, long cores) {
   return std::min(1.0, c / (2 * p)) / std::min(1.0, c / p);
 }
 
+// The same ranks on this machine's loopback: the ranks of an emulated
+// topology share its cores whatever their nodes.
+TuneArgs on_one_node(const TuneArgs& a, const tuner::Topology& topology) {
+  TuneArgs one = a;
+  if (topology.nodes > 1) one.topology.clear();
+  return one;
+}
+
+tuner::Topology topology_of(const TuneArgs& a) {
+  return tuner::parse_topology(a.topology.empty() ? "1x" + std::to_string(a.nproc) : a.topology);
+}
+
+// The link classes, each from its own measurements: inside a node from the
+// same number of ranks on this machine's loopback alone (one node: the same
+// CPU sharing as on the topology, no shaped link); between nodes from the
+// ranks spread over the emulated topology, whose ring waits for the shaped
+// link at every step.
+void fit_links(const TuneArgs& a, const std::string& backend, const tuner::Topology& topology,
+               tuner::model::Calibration* c, const std::string& dir) {
+  const TuneArgs one_node = on_one_node(a, topology);
+  std::cerr << "calibrating " << backend << " on " << a.nproc
+            << " ranks of one node: all-reduces at " << kFitSizesMb << " MiB\n";
+  c->points = fit_points(one_node, backend, dir, kFitParams, kFitSizesMb);
+  c->intra = tuner::model::fit_link_cost(c->points);
+  if (topology.nodes <= 1) return;
+  std::cerr << "calibrating " << backend << " across the nodes of " << topology.name()
+            << ": all-reduces at " << kInterFitSizesMb << " MiB\n";
+  c->inter_points = fit_points(a, backend, dir, kInterFitParams, kInterFitSizesMb);
+  c->inter = tuner::model::InterLinkFit{tuner::model::fit_link_cost(c->inter_points),
+                                        topology.name(), topology.inter.bandwidth_gbps};
+}
+
 }  // namespace
 
 tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend) {
@@ -156,17 +200,18 @@ tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::stri
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   c.host = host;
-  std::cerr << "calibrating " << backend << " on " << a.nproc << " ranks: all-reduces at "
-            << kFitSizesMb << " MiB\n";
-  c.points = fit_points(a, backend, dir.path);
-  c.intra = tuner::model::fit_link_cost(c.points);
+  const auto topology = topology_of(a);
+  fit_links(a, backend, topology, &c, dir.path);
   std::cerr << "calibrating " << backend << ": compute steps\n";
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   // Open MPI 4.1 runs no progress thread: a non-blocking all-reduce moves
   // inside MPI calls, i.e. once the rank waits (docs/tuner.md, MPI).
   const bool mpi = backend == "mpi";
   c.comm_rate_during_compute = mpi ? kNoProgress : comm_rate_from_cores(a.nproc, cores);
-  measure_step_delays(a, backend, &c, dir.path);
+  auto one_node = topology;
+  one_node.ranks_per_node = topology.nranks();
+  one_node.nodes = 1;
+  measure_step_delays(on_one_node(a, topology), backend, one_node, &c, dir.path);
   c.comm_rate_source = "step delays: " + std::to_string(kProbeSteps) + " steps of " +
                        std::to_string(int(kProbeStepUs)) + " us, alone and beside an 8 MiB " +
                        "all-reduce; comm rate: " +

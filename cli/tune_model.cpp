@@ -82,22 +82,38 @@ std::optional<model::Calibration> calibration_for(const TuneArgs& a) {
   }
 }
 
+const char* overlap_note(const model::LinkFit& f) {
+  return f.cost.overlapped ? " (overlapped: the longer of the message steps and the bytes)" : "";
+}
+
 void print_calibration(const model::Calibration& c, std::ostream& out) {
   char line[512];
   snprintf(line, sizeof line,
            "calibration: %s %s all-reduce, %d points at %d sizes: alpha %.1f us, beta %.3f GB/s"
-           "%s; R^2 %.4f, median error %.1f%%, max %.1f%%; comm rate during compute %.2f, "
+           "%s%s; R^2 %.4f, median error %.1f%%, max %.1f%%; comm rate during compute %.2f, "
            "step delay %.2f ms (+%.2f under comm) (%s)\n",
            c.backend.c_str(), model::algorithm_name(c.algorithm), c.intra.observations,
            c.intra.distinct_sizes, c.intra.cost.alpha_s * 1e6,
            c.intra.cost.beta_s_per_byte > 0 ? 1e-9 / c.intra.cost.beta_s_per_byte : 0.0,
-           c.intra.gamma_fitted ? "" : " (reduction folded into beta)", c.intra.r2,
-           100 * c.intra.median_rel_error, 100 * c.intra.max_rel_error, c.comm_rate_during_compute,
-           c.step_delay_ms, c.step_delay_under_comm_ms, c.comm_rate_source.c_str());
+           c.intra.gamma_fitted ? "" : " (reduction folded into beta)", overlap_note(c.intra),
+           c.intra.r2, 100 * c.intra.median_rel_error, 100 * c.intra.max_rel_error,
+           c.comm_rate_during_compute, c.step_delay_ms, c.step_delay_under_comm_ms,
+           c.comm_rate_source.c_str());
   out << line;
-  if (c.intra.r2 < 0.9)
-    out << "warning: the calibration fits its points poorly (R^2 " << c.intra.r2
-        << "): the machine was probably busy with other work; calibrate again\n";
+  if (c.inter) {
+    const auto& f = c.inter->fit;
+    snprintf(line, sizeof line,
+             "calibration between nodes, fitted on %s: %d points at %d sizes: alpha %.1f us, "
+             "beta %.3f GB/s%s; R^2 %.4f, median error %.1f%%, max %.1f%%\n",
+             c.inter->topology.c_str(), f.observations, f.distinct_sizes, f.cost.alpha_s * 1e6,
+             f.cost.beta_s_per_byte > 0 ? 1e-9 / f.cost.beta_s_per_byte : 0.0, overlap_note(f),
+             f.r2, 100 * f.median_rel_error, 100 * f.max_rel_error);
+    out << line;
+  }
+  for (const auto* f : {&c.intra, c.inter ? &c.inter->fit : nullptr})
+    if (f && f->r2 < 0.9)
+      out << "warning: the calibration fits its points poorly (R^2 " << f->r2
+          << "): the machine was probably busy with other work; calibrate again\n";
 }
 
 void print_validation(const model::Validation& v, std::ostream& out) {
@@ -132,17 +148,30 @@ json validation_json(const model::Validation& v) {
 
 json calibration_json(const model::Calibration& c) {
   const auto& f = c.intra;
-  return {{"backend", c.backend},
-          {"algorithm", model::algorithm_name(c.algorithm)},
-          {"alpha_us", f.cost.alpha_s * 1e6},
-          {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
-          {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
-          {"points", f.observations},
-          {"r2", f.r2},
-          {"median_rel_error", f.median_rel_error},
-          {"comm_rate_during_compute", c.comm_rate_during_compute},
-          {"step_delay_ms", c.step_delay_ms},
-          {"step_delay_under_comm_ms", c.step_delay_under_comm_ms}};
+  json j = {{"backend", c.backend},
+            {"algorithm", model::algorithm_name(c.algorithm)},
+            {"alpha_us", f.cost.alpha_s * 1e6},
+            {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
+            {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
+            {"overlapped", f.cost.overlapped},
+            {"points", f.observations},
+            {"r2", f.r2},
+            {"median_rel_error", f.median_rel_error},
+            {"comm_rate_during_compute", c.comm_rate_during_compute},
+            {"step_delay_ms", c.step_delay_ms},
+            {"step_delay_under_comm_ms", c.step_delay_under_comm_ms}};
+  if (c.inter) {
+    const auto& g = c.inter->fit;
+    j["inter"] = {{"topology", c.inter->topology},
+                  {"bandwidth_gbps", c.inter->bandwidth_gbps},
+                  {"alpha_us", g.cost.alpha_s * 1e6},
+                  {"beta_ns_per_byte", g.cost.beta_s_per_byte * 1e9},
+                  {"overlapped", g.cost.overlapped},
+                  {"points", g.observations},
+                  {"r2", g.r2},
+                  {"median_rel_error", g.median_rel_error}};
+  }
+  return j;
 }
 
 // NCCL's variables and plugin file for the recommended bucket size.

@@ -83,6 +83,23 @@ TEST_CASE("fit: ±3% noise moves the parameters by little, and the fit says so")
   CHECK(fit.max_rel_error < 0.06);
 }
 
+TEST_CASE("fit: message steps and bytes that overlap are fitted as the longer of the two") {
+  // Ranks waiting to be scheduled while a shaped link moves the bytes: 2 ms
+  // per step or 8.4 ns per byte, whichever is longer (as over 1 Gbit/s).
+  const LinkCost truth{2e-3, 8.4e-9, 0, true};
+  std::vector<CommObservation> obs;
+  for (double b : {262144.0, 1048576.0, 4194304.0, 16777216.0})
+    obs.push_back(observe(4, std::vector<double>(4, b), truth));
+  auto fit = fit_link_cost(obs);
+  CHECK(fit.cost.overlapped);
+  CHECK(fit.cost.alpha_s == Approx(truth.alpha_s).epsilon(1e-6));
+  CHECK(fit.cost.beta_s_per_byte == Approx(truth.beta_s_per_byte).epsilon(1e-6));
+  CHECK(fit.max_rel_error < 1e-9);
+  // The buckets are summed one by one: 6 steps of 2 ms (12 ms) against 1.5 ·
+  // 256 KiB at 8.4 ns/B (3.3 ms) is 12 ms a bucket, not the maximum of sums.
+  CHECK(allreduce_s(Algorithm::ring, 4, 262144, truth) == Approx(12e-3));
+}
+
 TEST_CASE("fit: fewer than three sizes, or a bad point, is refused") {
   std::vector<CommObservation> two{observe(2, {1e5}, kTruth), observe(2, {1e6}, kTruth),
                                    observe(2, {1e6}, kTruth)};
@@ -109,6 +126,27 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   CHECK(back.intra.cost.alpha_s == Approx(kTruth.alpha_s));
   CHECK(back.intra.cost.beta_s_per_byte == Approx(kTruth.beta_s_per_byte));
   CHECK(back.comm_rate_during_compute == 0.5);
+  CHECK_FALSE(back.inter.has_value());
+
+  c.inter = InterLinkFit{{{300e-6, 8.5e-9, 0, true}}, "2x2:inter=1gbit", 1};
+  c.inter->fit.observations = 4;
+  c.inter_points = {observe(4, {1e6}, c.inter->fit.cost)};
+  save_calibration(path, c);
+  back = load_calibration(path);
+  REQUIRE(back.inter.has_value());
+  CHECK(back.inter->topology == "2x2:inter=1gbit");
+  CHECK(back.inter->bandwidth_gbps == 1);
+  CHECK(back.inter->fit.cost.alpha_s == Approx(300e-6));
+  CHECK(back.inter->fit.cost.beta_s_per_byte == Approx(8.5e-9));
+  CHECK(back.inter->fit.observations == 4);
+  CHECK(back.inter->fit.cost.overlapped);
+  CHECK_FALSE(back.intra.cost.overlapped);
+  std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
+                         "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
+                         "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0}, \"inter\": "
+                         "{\"alpha_us\": 1, \"beta_ns_per_byte\": 8, \"gamma_ns_per_byte\": 0}}";
+  CHECK_THROWS_WITH(load_calibration(path),
+                    path + ": inter: 'bandwidth_gbps' is missing or not a number");
 
   std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
                          "\"intra\": {\"alpha_us\": -1}}";

@@ -50,6 +50,47 @@ TEST_CASE("calibrated backend: the fitted link inside a node, the declared one b
   CHECK(two.bucket_ms(1000000) == Approx((180e-6 + 1.5e6 * 8e-9) * 1000));
 }
 
+TEST_CASE("calibrated backend: an inter link fitted on an emulated topology") {
+  auto c = gloo_calibration();
+  c.inter = InterLinkFit{{{300e-6, 9e-9, 0}}, "2x2:inter=1gbit", 1};
+  // On the topology it was fitted on: the fit itself paces every ring step.
+  auto same = ModelBackend::calibrated(c, shape(2, 2, 1));
+  CHECK(same.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * 9e-9) * 1000));
+  // At 2 Gbit/s the wire's share of β (9 - 1 ns/B) halves; the machine's stays.
+  auto faster = ModelBackend::calibrated(c, shape(2, 2, 2));
+  CHECK(faster.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * 5e-9) * 1000));
+  // It was measured as this ring, intra-node steps included: a fitted α below
+  // the one-node fit's is the ring's own, not raised to the one-node α.
+  c.inter->fit.cost.alpha_s = 20e-6;
+  CHECK(ModelBackend::calibrated(c, shape(2, 2, 1)).bucket_ms(1000000) ==
+        Approx((6 * 20e-6 + 1.5e6 * 9e-9) * 1000));
+  // One node never crosses it; an unshaped inter link is the machine's own.
+  CHECK(ModelBackend::calibrated(c, shape(1, 4)).bucket_ms(1000000) ==
+        Approx((180e-6 + 1.5e-3) * 1000));
+  CHECK(ModelBackend::calibrated(c, shape(2, 2)).bucket_ms(1000000) ==
+        Approx((180e-6 + 1.5e-3) * 1000));
+}
+
+TEST_CASE("calibrated backend: the cores slow under compute, a shaped link does not") {
+  auto c = gloo_calibration();
+  c.comm_rate_during_compute = 0.5;
+  // One node: the all-reduce is the cores' alone, slowed to the rate.
+  CHECK(ModelBackend::calibrated(c, shape(1, 4)).bucket_comm_rate_during_compute(1000000) == 0.5);
+  // Over 1 Gbit/s: 13.68 ms on the wire against 1.68 ms of the cores' (3.36
+  // slowed): the wire paces it, at full speed.
+  auto slow = ModelBackend::calibrated(c, shape(2, 2, 1));
+  CHECK(slow.bucket_comm_rate_during_compute(1000000) == 1);
+  // Over 4 Gbit/s: 0.18 + 3 = 3.18 ms with the wire, 3.36 ms for the cores
+  // under compute: they pace it, at 3.18 / 3.36 of its stand-alone speed.
+  auto fast = ModelBackend::calibrated(c, shape(2, 2, 4));
+  CHECK(fast.bucket_comm_rate_during_compute(1000000) == Approx(3.18 / 3.36));
+  // Over 10 Gbit/s the wire (0.8 ns/B) is faster than the cores: their rate.
+  CHECK(ModelBackend::calibrated(c, shape(2, 2, 10)).bucket_comm_rate_during_compute(1000000) ==
+        Approx(0.5));
+  CHECK(ModelBackend::nccl_priors(shape(2, 2, 1), GpuArch::hopper)
+            .bucket_comm_rate_during_compute(1000000) == 1);
+}
+
 TEST_CASE("calibrated backend, another algorithm: hierarchical on 2x4 over 1 Gbit/s") {
   auto t = shape(2, 4, 1);
   auto m = ModelBackend::calibrated(gloo_calibration(), t, Algorithm::hierarchical);

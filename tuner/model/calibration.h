@@ -3,6 +3,7 @@
 // fit explains them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,24 @@ struct LinkFit {
 // them. Throws std::invalid_argument.
 LinkFit fit_link_cost(const std::vector<CommObservation>& observations);
 
+// The link between nodes, fitted from all-reduces across the nodes of an
+// emulated topology (a flat ring's every step waits for the slowest link, so
+// a ring over the nodes times that link, per message and per byte).
+struct InterLinkFit {
+  LinkFit fit;
+  std::string topology;       // canonical name of the topology it was measured on
+  double bandwidth_gbps = 0;  // that topology's shaped inter bandwidth (0: unshaped)
+};
+
 // What the model knows about one backend on one machine or cluster.
 struct Calibration {
   std::string backend = "gloo";  // the backend measured
   std::string host;              // where
   Algorithm algorithm = Algorithm::ring;
   LinkFit intra;  // ranks on one node (the machine the points came from)
+  // Between nodes, where a multi-node topology was emulated for calibration;
+  // absent, the model takes the declared bandwidth (docs/model.md).
+  std::optional<InterLinkFit> inter;
   // How fast communication runs while the rank computes, relative to when it
   // waits (1 = unaffected). On a CPU machine whose cores are all computing,
   // the backend's threads get a share of a core; on a GPU, NCCL's kernels get
@@ -61,8 +74,14 @@ struct Calibration {
   // 0 on a GPU. While an all-reduce is in flight, steps end later still.
   double step_delay_ms = 0;
   double step_delay_under_comm_ms = 0;
-  std::string comm_rate_source;  // how these two were obtained
-  std::vector<CommObservation> points;
+  // The compute step the delays were measured with (0: any length). A step
+  // shorter than a scheduler slice ends late in proportion to its length
+  // (it ends only while its thread holds a core, docs/model.md), so shorter
+  // steps get proportionally less; longer ones the delay as measured.
+  double step_delay_step_us = 0;
+  std::string comm_rate_source;               // how these two were obtained
+  std::vector<CommObservation> points;        // intra's
+  std::vector<CommObservation> inter_points;  // inter's
 };
 
 }  // namespace ddpscope::tuner::model

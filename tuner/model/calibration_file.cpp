@@ -19,6 +19,7 @@ json fit_json(const LinkFit& f) {
           {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
           {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
           {"gamma_fitted", f.gamma_fitted},
+          {"overlapped", f.cost.overlapped},
           {"observations", f.observations},
           {"distinct_sizes", f.distinct_sizes},
           {"r2", f.r2},
@@ -36,6 +37,41 @@ double number(const json& j, const char* key, const std::string& where) {
   return v;
 }
 
+json points_json(const std::vector<CommObservation>& points) {
+  json out = json::array();
+  for (const auto& o : points)
+    out.push_back({{"algorithm", algorithm_name(o.algorithm)},
+                   {"nranks", o.nranks},
+                   {"bucket_bytes", o.bucket_bytes},
+                   {"seconds", o.seconds}});
+  return out;
+}
+
+// A fitted link ("intra" or "inter"): α, β, γ required, the quality optional.
+LinkFit fit_from(const json& f, const std::string& where) {
+  LinkFit fit;
+  fit.cost = {number(f, "alpha_us", where) * 1e-6, number(f, "beta_ns_per_byte", where) * 1e-9,
+              number(f, "gamma_ns_per_byte", where) * 1e-9};
+  fit.cost.overlapped = f.value("overlapped", false);
+  fit.gamma_fitted = f.value("gamma_fitted", false);
+  fit.observations = f.value("observations", 0);
+  fit.distinct_sizes = f.value("distinct_sizes", 0);
+  fit.r2 = f.value("r2", 0.0);
+  fit.median_rel_error = f.value("median_rel_error", 0.0);
+  fit.max_rel_error = f.value("max_rel_error", 0.0);
+  return fit;
+}
+
+InterLinkFit inter_from(const json& f, const std::string& path) {
+  const std::string where = path + ": inter";
+  if (!f.is_object()) throw CalibrationError(where + " is not an object");
+  InterLinkFit inter;
+  inter.fit = fit_from(f, where);
+  inter.topology = f.value("topology", "");
+  inter.bandwidth_gbps = number(f, "bandwidth_gbps", where);
+  return inter;
+}
+
 Algorithm algorithm_from(const std::string& name, const std::string& path) {
   for (Algorithm a :
        {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::tree, Algorithm::hierarchical})
@@ -48,12 +84,6 @@ Algorithm algorithm_from(const std::string& name, const std::string& path) {
 }  // namespace
 
 void save_calibration(const std::string& path, const Calibration& c) {
-  json points = json::array();
-  for (const auto& o : c.points)
-    points.push_back({{"algorithm", algorithm_name(o.algorithm)},
-                      {"nranks", o.nranks},
-                      {"bucket_bytes", o.bucket_bytes},
-                      {"seconds", o.seconds}});
   json j = {{"kind", "ddpscope-calibration"},
             {"version", 1},
             {"backend", c.backend},
@@ -63,8 +93,15 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"comm_rate_during_compute", c.comm_rate_during_compute},
             {"step_delay_ms", c.step_delay_ms},
             {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
+            {"step_delay_step_us", c.step_delay_step_us},
             {"comm_rate_source", c.comm_rate_source},
-            {"points", points}};
+            {"points", points_json(c.points)}};
+  if (c.inter) {
+    j["inter"] = fit_json(c.inter->fit);
+    j["inter"]["topology"] = c.inter->topology;
+    j["inter"]["bandwidth_gbps"] = c.inter->bandwidth_gbps;
+    j["inter_points"] = points_json(c.inter_points);
+  }
   // Written aside and renamed, so a reader never sees half a calibration.
   const std::string tmp = path + ".tmp-" + std::to_string(getpid());
   {
@@ -96,22 +133,16 @@ Calibration load_calibration(const std::string& path) {
     throw CalibrationError(path + ": backend '" + c.backend + "' is not gloo or mpi");
   c.host = j.value("host", "");
   c.algorithm = algorithm_from(j.value("algorithm", "ring"), path);
-  const json& f = j["intra"];
-  const std::string where = path + ": intra";
-  c.intra.cost = {number(f, "alpha_us", where) * 1e-6, number(f, "beta_ns_per_byte", where) * 1e-9,
-                  number(f, "gamma_ns_per_byte", where) * 1e-9};
-  c.intra.gamma_fitted = f.value("gamma_fitted", false);
-  c.intra.observations = f.value("observations", 0);
-  c.intra.distinct_sizes = f.value("distinct_sizes", 0);
-  c.intra.r2 = f.value("r2", 0.0);
-  c.intra.median_rel_error = f.value("median_rel_error", 0.0);
-  c.intra.max_rel_error = f.value("max_rel_error", 0.0);
+  c.intra = fit_from(j["intra"], path + ": intra");
+  if (j.contains("inter")) c.inter = inter_from(j["inter"], path);
   c.comm_rate_during_compute = number(j, "comm_rate_during_compute", path);
   if (!(c.comm_rate_during_compute > 0 && c.comm_rate_during_compute <= 1))
     throw CalibrationError(path + ": 'comm_rate_during_compute' must be in (0, 1]");
   if (j.contains("step_delay_ms")) c.step_delay_ms = number(j, "step_delay_ms", path);
   if (j.contains("step_delay_under_comm_ms"))
     c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
+  if (j.contains("step_delay_step_us"))
+    c.step_delay_step_us = number(j, "step_delay_step_us", path);
   c.comm_rate_source = j.value("comm_rate_source", "");
   return c;
 }

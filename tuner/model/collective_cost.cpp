@@ -19,7 +19,7 @@ int ceil_log2(int p) { return power_of_two(p) ? floor_log2(p) : floor_log2(p) + 
 // The slower of two link classes in each term: what a step crossing both waits for.
 LinkCost slowest(const LinkCost& a, const LinkCost& b) {
   return {std::max(a.alpha_s, b.alpha_s), std::max(a.beta_s_per_byte, b.beta_s_per_byte),
-          std::max(a.gamma_s_per_byte, b.gamma_s_per_byte)};
+          std::max(a.gamma_s_per_byte, b.gamma_s_per_byte), a.overlapped && b.overlapped};
 }
 
 // Reduction is the rank's own arithmetic, whichever link the bytes came over.

@@ -7,6 +7,8 @@
 // terms · link, and the same terms are the rows of the calibration fit.
 #pragma once
 
+#include <algorithm>
+
 #include "tuner/topology.h"
 
 namespace ddpscope::tuner::model {
@@ -15,13 +17,21 @@ struct LinkCost {
   double alpha_s = 0;           // per message step, seconds
   double beta_s_per_byte = 0;   // per byte on the wire
   double gamma_s_per_byte = 0;  // per byte reduced
+  // The message steps and the bytes overlap instead of adding up: an
+  // all-reduce takes the longer of the two (plus reduction). So it is where
+  // α is time spent waiting to be scheduled rather than working (ranks
+  // oversubscribing the cores) while the bytes move in the meantime
+  // (a shaped link, the other ranks' copies): the calibration picks it
+  // when it fits the measurements clearly better (calibration.h).
+  bool overlapped = false;
 };
 
 // How many α, β-bytes and γ-bytes one all-reduce costs on one link class.
 struct CostTerms {
   double alpha = 0, beta_bytes = 0, gamma_bytes = 0;
   double seconds(const LinkCost& link) const {
-    return alpha * link.alpha_s + beta_bytes * link.beta_s_per_byte +
+    const double messages = alpha * link.alpha_s, bytes = beta_bytes * link.beta_s_per_byte;
+    return (link.overlapped ? std::max(messages, bytes) : messages + bytes) +
            gamma_bytes * link.gamma_s_per_byte;
   }
   CostTerms& operator+=(const CostTerms& o) {

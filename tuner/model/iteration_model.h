@@ -37,12 +37,19 @@ struct IterationModelOptions {
   // Communication progresses at this fraction of its stand-alone speed while
   // the rank computes, at full speed once it waits.
   double comm_rate_during_compute = 1.0;
+  // Per bucket, in plan order, when given (instead of the one rate above):
+  // an all-reduce paced by a slow link slows less under compute than one
+  // paced by the cores (ModelBackend::bucket_comm_rate_during_compute).
+  std::vector<double> bucket_comm_rate_during_compute;
   // Every compute interval (forward, each backward step, optimizer) ends
   // this much later than its compute: the compute thread notices the end
   // only when it next runs. A backward step that starts while an all-reduce
   // is in flight ends later still: the backend's threads want the core too.
   double step_delay_ms = 0;
   double step_delay_under_comm_ms = 0;
+  // The step length the delays were measured at (0: they apply to any
+  // interval whole): an interval shorter than it gets them in proportion.
+  double step_delay_step_us = 0;
 };
 
 // `bucket_comm_ms[k]`: bucket k's all-reduce on its own (nothing else

@@ -9,6 +9,39 @@ namespace {
 // Seconds per byte of a link sold as `gbps` gigabits per second.
 double seconds_per_byte(double gbps) { return 8.0 / (gbps * 1e9); }
 
+double gbytes_per_s(double seconds_per_byte) {
+  return seconds_per_byte > 0 ? 1e-9 / seconds_per_byte : 0.0;
+}
+
+// A fit on a shaped link says nothing of an unshaped one (the machine's own).
+bool inter_fit_applies(const Calibration& c, const Topology& t) {
+  return c.inter && t.nodes > 1 && (t.inter.bandwidth_gbps > 0 || c.inter->bandwidth_gbps == 0);
+}
+
+// Between nodes: the link fitted on an emulated topology when the calibration
+// has one, else the machine's own link with the declared bandwidth.
+LinkCost inter_link(const Calibration& c, const Topology& t) {
+  LinkCost inter = c.intra.cost;  // the same software stack sends each message
+  const bool shaped = t.inter.bandwidth_gbps > 0;
+  if (inter_fit_applies(c, t)) {
+    inter = c.inter->fit.cost;
+    // The fitted β beyond the machine's own is the wire's (with its framing
+    // and TCP overheads): at another declared bandwidth it scales with it.
+    // (Overlapped, β is the slower of the two's pace, never below the machine's.)
+    if (shaped && c.inter->bandwidth_gbps > 0) {
+      const double own = c.intra.cost.beta_s_per_byte;
+      const double ratio = c.inter->bandwidth_gbps / t.inter.bandwidth_gbps;
+      inter.beta_s_per_byte = inter.overlapped
+                                  ? std::max(own, inter.beta_s_per_byte * ratio)
+                                  : own + std::max(0.0, inter.beta_s_per_byte - own) * ratio;
+    }
+  } else if (shaped) {
+    inter.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
+  }
+  inter.alpha_s += t.inter.latency_us * 1e-6;
+  return inter;
+}
+
 }  // namespace
 
 ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
@@ -23,13 +56,16 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
     m.intra_.beta_s_per_byte =
         std::max(m.intra_.beta_s_per_byte, seconds_per_byte(t.intra.bandwidth_gbps));
   m.intra_.alpha_s += t.intra.latency_us * 1e-6;
-  m.inter_ = c.intra.cost;  // the same software stack sends each message
-  m.inter_.alpha_s += t.inter.latency_us * 1e-6;
-  if (t.inter.bandwidth_gbps > 0)
-    m.inter_.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
+  m.machine_ = c.intra.cost;
+  m.inter_ = inter_link(c, t);
+  m.inter_fitted_ = inter_fit_applies(c, t);
+  m.inter_source_ = m.inter_fitted_              ? "fitted on " + c.inter->topology
+                    : t.inter.bandwidth_gbps > 0 ? std::string("the declared bandwidth")
+                                                 : std::string("not limited: the machine's own");
   m.comm_rate_ = c.comm_rate_during_compute;
   m.step_delay_ms_ = c.step_delay_ms;
   m.step_delay_comm_ms_ = c.step_delay_under_comm_ms;
+  m.step_delay_step_us_ = c.step_delay_step_us;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
   return m;
 }
@@ -46,7 +82,33 @@ ModelBackend ModelBackend::nccl_priors(const Topology& t, GpuArch arch) {
 
 double ModelBackend::bucket_ms(uint64_t bytes) const {
   if (is_nccl()) return nccl_best_allreduce(cluster_, double(bytes)).time_us / 1000;
+  // A fitted inter link was measured as this very ring over the nodes, its
+  // steps inside the nodes included: it is the step cost, not one of two
+  // links whose slower sets it (that would count the one-node fit's noise).
+  if (inter_fitted_ && algorithm_ == Algorithm::ring)
+    return ring_terms(topology_.nranks(), double(bytes)).seconds(inter_) * 1000;
   return allreduce_on_topology_s(algorithm_, topology_, double(bytes), intra_, inter_) * 1000;
+}
+
+// The all-reduce is paced by the slower of the machine's cores, which it
+// shares with the compute (its one-node cost slowed by the rate), and the
+// links, which the compute does not touch (its full cost): a link-bound
+// all-reduce over a slow inter-node link hardly slows at all.
+double ModelBackend::bucket_comm_rate_during_compute(uint64_t bytes) const {
+  if (is_nccl() || comm_rate_ >= 1) return comm_rate_;
+  const double full = bucket_ms(bytes) / 1000;
+  const double machine =
+      allreduce_on_topology_s(algorithm_, topology_, double(bytes), machine_, machine_);
+  if (!(full > 0) || !(machine > 0)) return comm_rate_;
+  return std::min(1.0, std::max(comm_rate_, comm_rate_ * full / machine));
+}
+
+std::string ModelBackend::inter_description() const {
+  if (topology_.nodes <= 1) return "";
+  char part[160];
+  snprintf(part, sizeof part, "; between nodes alpha %.1f us, beta %.3f GB/s (%s)",
+           inter_.alpha_s * 1e6, gbytes_per_s(inter_.beta_s_per_byte), inter_source_.c_str());
+  return part;
 }
 
 std::string ModelBackend::describe() const {
@@ -61,10 +123,10 @@ std::string ModelBackend::describe() const {
     snprintf(
         line, sizeof line,
         "model of %s (%s all-reduce) on %s, %s: alpha %.1f us, beta %.3f GB/s, "
-        "gamma %.3f GB/s; comm rate during compute %.2f, step delay %.2f ms (+%.2f under comm)",
+        "gamma %.3f GB/s%s; comm rate during compute %.2f, step delay %.2f ms (+%.2f under comm)",
         backend_.c_str(), algorithm_name(algorithm_), topology_.name().c_str(), source_.c_str(),
-        intra_.alpha_s * 1e6, intra_.beta_s_per_byte > 0 ? 1e-9 / intra_.beta_s_per_byte : 0.0,
-        intra_.gamma_s_per_byte > 0 ? 1e-9 / intra_.gamma_s_per_byte : 0.0, comm_rate_,
+        intra_.alpha_s * 1e6, gbytes_per_s(intra_.beta_s_per_byte),
+        gbytes_per_s(intra_.gamma_s_per_byte), inter_description().c_str(), comm_rate_,
         step_delay_ms_, step_delay_comm_ms_);
   }
   return line;

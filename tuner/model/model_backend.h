@@ -17,9 +17,11 @@ namespace ddpscope::tuner::model {
 class ModelBackend {
  public:
   // A calibrated CPU backend (its own algorithm, ring for Gloo and the
-  // tuner's MPI). Inside a node: the fitted link. Between nodes: the fitted
-  // per-message cost plus the declared latency, and the declared bandwidth
-  // (the link is shaped to it; the fit's β where none is declared).
+  // tuner's MPI). Inside a node: the fitted link. Between nodes: the link
+  // fitted on an emulated multi-node topology when the calibration has one
+  // (its wire share of β scaled to the declared bandwidth), else the fitted
+  // per-message cost and the declared bandwidth (the fit's β where none is
+  // declared); plus the declared latency.
   // `algorithm` asks "what if this backend ran another all-reduce" (the
   // calibration's own when absent).
   static ModelBackend calibrated(const Calibration& c, const Topology& t,
@@ -31,8 +33,12 @@ class ModelBackend {
   const Topology& topology() const { return topology_; }
   double bucket_ms(uint64_t bytes) const;
   double comm_rate_during_compute() const { return comm_rate_; }
+  // The rate for one bucket's all-reduce: the machine's share is slowed while
+  // the ranks compute, a shaped link's is not (the slower of the two paces it).
+  double bucket_comm_rate_during_compute(uint64_t bytes) const;
   double step_delay_ms() const { return step_delay_ms_; }
   double step_delay_under_comm_ms() const { return step_delay_comm_ms_; }
+  double step_delay_step_us() const { return step_delay_step_us_; }
   const GpuCluster& cluster() const { return cluster_; }  // NCCL only
   bool is_nccl() const { return backend_ == "nccl"; }
   std::string describe() const;  // one line: what the numbers are
@@ -42,10 +48,13 @@ class ModelBackend {
   Topology topology_;
   Algorithm algorithm_ = Algorithm::ring;
   LinkCost intra_, inter_;
+  LinkCost machine_;  // the calibrated link as measured: this machine's cores and loopback
   double comm_rate_ = 1.0;
-  double step_delay_ms_ = 0, step_delay_comm_ms_ = 0;
+  double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
   GpuCluster cluster_;
-  std::string source_;
+  bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
+  std::string source_, inter_source_;
+  std::string inter_description() const;
 };
 
 }  // namespace ddpscope::tuner::model

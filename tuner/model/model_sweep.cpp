@@ -12,12 +12,16 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
   for (double mb : bucket_mb) {
     const BucketPlan plan = plan_buckets(w, mb, first_bucket_mb);
     std::vector<double> comm_ms;
-    for (const auto& b : plan.buckets) comm_ms.push_back(m.bucket_ms(b.bytes));
     IterationModelOptions options;
+    for (const auto& b : plan.buckets) {
+      comm_ms.push_back(m.bucket_ms(b.bytes));
+      options.bucket_comm_rate_during_compute.push_back(m.bucket_comm_rate_during_compute(b.bytes));
+    }
     options.compute_scale = compute_scale;
     options.comm_rate_during_compute = m.comm_rate_during_compute();
     options.step_delay_ms = m.step_delay_ms();
     options.step_delay_under_comm_ms = m.step_delay_under_comm_ms();
+    options.step_delay_step_us = m.step_delay_step_us();
     const auto p = predict_iteration(w, plan, comm_ms, options);
 
     SettingResult r;
