@@ -15,9 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/child_run.h"
 #include "injector/nccl/nccl_api.h"
 #include "profiler/core/clock.h"
 #include "profiler/store/reader.h"
+
+namespace bench = ddpscope::bench;
 
 namespace {
 
@@ -54,34 +57,13 @@ int inner(long calls) {
   return 0;
 }
 
-struct Figures {
-  double median = 0, p10 = 0, p90 = 0;
-};
-
-Figures run_child(const char* self, long calls, bool inject, const std::string& out_dir) {
-  int fds[2];
-  if (pipe(fds) != 0) exit(1);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    if (inject) {
-      setenv("LD_PRELOAD", INJECT_LIB, 1);
-      setenv("DDPSCOPE_OUT", out_dir.c_str(), 1);
-      // Default ring size; a flush interval short enough that every burst is
-      // drained before the next, so nothing is dropped (checked below).
-      setenv("DDPSCOPE_FLUSH_MS", "20", 1);
-    }
-    execl(self, self, "--inner", std::to_string(calls).c_str(), nullptr);
-    _exit(127);
-  }
-  close(fds[1]);
-  char buf[128] = {};
-  ssize_t n = read(fds[0], buf, sizeof buf - 1);
-  close(fds[0]);
-  waitpid(pid, nullptr, 0);
-  Figures f;
-  if (n > 0) sscanf(buf, "%lf %lf %lf", &f.median, &f.p10, &f.p90);
-  return f;
+bench::Figures run_child(const char* self, long calls, bool inject, const std::string& out_dir) {
+  if (!inject) return bench::run_inner(self, calls, {});
+  // Default ring size; a flush interval short enough that every burst is
+  // drained before the next, so nothing is dropped (checked below).
+  return bench::run_inner(
+      self, calls,
+      {{"LD_PRELOAD", INJECT_LIB}, {"DDPSCOPE_OUT", out_dir}, {"DDPSCOPE_FLUSH_MS", "20"}});
 }
 
 }  // namespace
@@ -96,8 +78,8 @@ int main(int argc, char** argv) {
   printf("%-10s %12s %12s %12s\n", "run", "median ns", "p10 ns", "p90 ns");
   std::vector<double> base, with;
   for (int rep = 0; rep < 5; ++rep) {  // interleaved, so drift hits both alike
-    Figures a = run_child(argv[0], calls, false, dir);
-    Figures b = run_child(argv[0], calls, true, dir + "/" + std::to_string(rep));
+    bench::Figures a = run_child(argv[0], calls, false, dir);
+    bench::Figures b = run_child(argv[0], calls, true, dir + "/" + std::to_string(rep));
     printf("%-10s %12.2f %12.2f %12.2f\n", "plain", a.median, a.p10, a.p90);
     ddpscope::store::RunReader db(dir + "/" + std::to_string(rep) + "/rank-0.db");
     printf("%-10s %12.2f %12.2f %12.2f   (%lld recorded, %llu dropped)\n", "injected", b.median,

@@ -15,8 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/child_run.h"
 #include "profiler/core/clock.h"
 #include "profiler/store/reader.h"
+
+namespace bench = ddpscope::bench;
 
 namespace {
 
@@ -49,35 +52,15 @@ int inner(long pairs) {
   return 0;
 }
 
-struct Figures {
-  double median = 0, p10 = 0, p90 = 0;
-};
-
-Figures run_child(const char* self, long pairs, bool inject, const std::string& out_dir) {
-  int fds[2];
-  if (pipe(fds) != 0) exit(1);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    unsetenv("NVTX_INJECTION64_PATH");
-    if (inject) {  // what `ddpscope record` sets
-      setenv("LD_PRELOAD", INJECT_LIB, 1);
-      setenv("NVTX_INJECTION64_PATH", INJECT_LIB, 1);
-      setenv("DDPSCOPE_OUT", out_dir.c_str(), 1);
-      setenv("DDPSCOPE_RANK", "0", 1);
-      setenv("DDPSCOPE_FLUSH_MS", "20", 1);
-    }
-    execl(self, self, "--inner", std::to_string(pairs).c_str(), nullptr);
-    _exit(127);
-  }
-  close(fds[1]);
-  char buf[128] = {};
-  ssize_t n = read(fds[0], buf, sizeof buf - 1);
-  close(fds[0]);
-  waitpid(pid, nullptr, 0);
-  Figures f;
-  if (n > 0) sscanf(buf, "%lf %lf %lf", &f.median, &f.p10, &f.p90);
-  return f;
+bench::Figures run_child(const char* self, long pairs, bool inject, const std::string& out_dir) {
+  if (!inject) return bench::run_inner(self, pairs, {}, {"NVTX_INJECTION64_PATH"});
+  return bench::run_inner(self, pairs,  // what `ddpscope record` sets
+                          {{"LD_PRELOAD", INJECT_LIB},
+                           {"NVTX_INJECTION64_PATH", INJECT_LIB},
+                           {"DDPSCOPE_OUT", out_dir},
+                           {"DDPSCOPE_RANK", "0"},
+                           {"DDPSCOPE_FLUSH_MS", "20"}},
+                          {"NVTX_INJECTION64_PATH"});
 }
 
 }  // namespace
@@ -92,8 +75,8 @@ int main(int argc, char** argv) {
   std::vector<double> base, with;
   for (int rep = 0; rep < 5; ++rep) {  // interleaved, so drift hits both alike
     std::string out = dir + "/" + std::to_string(rep);
-    Figures a = run_child(argv[0], pairs, false, dir);
-    Figures b = run_child(argv[0], pairs, true, out);
+    bench::Figures a = run_child(argv[0], pairs, false, dir);
+    bench::Figures b = run_child(argv[0], pairs, true, out);
     printf("%-10s %12.2f %12.2f %12.2f\n", "no tool", a.median, a.p10, a.p90);
     ddpscope::store::RunReader db(out + "/rank-0.db");
     printf("%-10s %12.2f %12.2f %12.2f   (%lld ranges recorded, %llu dropped)\n", "ddpscope",
