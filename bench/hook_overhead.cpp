@@ -61,9 +61,11 @@ bench::Figures run_child(const char* self, long calls, bool inject, const std::s
   if (!inject) return bench::run_inner(self, calls, {});
   // Default ring size; a flush interval short enough that every burst is
   // drained before the next, so nothing is dropped (checked below).
-  return bench::run_inner(
-      self, calls,
-      {{"LD_PRELOAD", INJECT_LIB}, {"DDPSCOPE_OUT", out_dir}, {"DDPSCOPE_FLUSH_MS", "20"}});
+  return bench::run_inner(self, calls,
+                          {{"LD_PRELOAD", INJECT_LIB},
+                           {"DDPSCOPE_OUT", out_dir},
+                           {"DDPSCOPE_FLUSH_MS", "20"},
+                           {"DDPSCOPE_QUIET", "1"}});  // no "no CUPTI here" notice per run
 }
 
 }  // namespace
