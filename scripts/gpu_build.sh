@@ -14,5 +14,12 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DDDPSCOPE_PORTABLE=ON -DBUILD_TESTING=OFF >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target ddpscope ddpscope_inject bench_cupti_correlation
-echo "built $build: ddpscope, libddpscope_inject.so, bench_cupti_correlation"
-ldd "$build/ddpscope" "$build/libddpscope_inject.so" | grep -E "sqlite|stdc\+\+|not found" || true
+# What travels: the three binaries, stripped (the device tool carries at most
+# 64 MiB with the working tree), in one folder gpu_check.sh finds by itself.
+carry="$build-carry"
+mkdir -p "$carry"
+for f in ddpscope libddpscope_inject.so bench_cupti_correlation; do
+  strip -o "$carry/$f" "$build/$f"
+done
+echo "built $carry: $(du -sh "$carry" | cut -f1) (carry it, then: scripts/gpu_check.sh $carry)"
+ldd "$carry/ddpscope" "$carry/libddpscope_inject.so" | grep -E "sqlite|stdc\+\+|not found" || true

@@ -4,15 +4,16 @@
 # `ddpscope record` and asserts what CUPTI, NVTX and the CUDA hooks must give.
 # Prints a short table; exits 1 on the first failed check.
 #
-#   scripts/gpu_check.sh [BUILD_DIR]     (default: build-gpu, else build)
+#   scripts/gpu_check.sh [BUILD_DIR]     (default: build-gpu-carry, build-gpu, else build)
 #
-# Build here with scripts/gpu_build.sh, carry build-gpu/ to the GPU machine.
+# Build here with scripts/gpu_build.sh, carry build-gpu-carry/ to the GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-}"
 if [ -z "$build" ]; then
-  build=build-gpu
-  [ -x "$build/ddpscope" ] || build=build
+  for build in build-gpu-carry build-gpu build; do
+    [ -x "$build/ddpscope" ] && break
+  done
 fi
 python=""
 for p in python3 python /usr/bin/python3; do
