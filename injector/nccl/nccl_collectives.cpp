@@ -101,8 +101,7 @@ template <typename Fn, typename... Args>
   if (!real) return ncclSystemError;
   if (!capturing()) return real(args...);
   ReentrancyGuard guard;
-  CommInfo* comm = comm_info(c.comm);
-  start_device_tracer();
+  CommInfo* comm = comm_info(c.comm);  // registering a comm starts the device tracer
   bool grouped = current_group() != 0;
   // CUPTI sees the kernels themselves; CUDA events are the fall-back. A
   // grouped call launches at ncclGroupEnd, which brackets the group instead.

@@ -18,10 +18,9 @@ void KernelLinker::add_activities(ActivityBatch& batch) {
 // A kernel goes to the collective its link names. Without a link: compute
 // kernels are free at once (most kernels are, and were never in an NCCL call);
 // NCCL kernels wait a while for their link, then go unlinked.
-void KernelLinker::attach(std::vector<Waiting>& kernels, bool final,
-                          std::vector<KernelRecord>& unlinked) {
+void KernelLinker::attach(bool final, std::vector<KernelRecord>& unlinked) {
   std::vector<Waiting> still;
-  for (auto& w : kernels) {
+  for (auto& w : kernels_) {
     auto link = links_.find(uint32_t(w.kernel.correlation));
     auto owner = link == links_.end() ? pending_.end() : pending_.find(link->second.external);
     if (owner != pending_.end()) {
@@ -33,7 +32,7 @@ void KernelLinker::attach(std::vector<Waiting>& kernels, bool final,
       unlinked.push_back(std::move(w.kernel));
     }
   }
-  kernels.swap(still);
+  kernels_.swap(still);
 }
 
 void KernelLinker::span(LinkedGroup& g) {
@@ -52,7 +51,7 @@ void KernelLinker::span(LinkedGroup& g) {
 
 void KernelLinker::take(bool final, std::vector<LinkedGroup>& done,
                         std::vector<KernelRecord>& unlinked) {
-  attach(kernels_, final, unlinked);
+  attach(final, unlinked);
   for (auto it = pending_.begin(); it != pending_.end();) {
     Pending& p = it->second;
     ++p.age;

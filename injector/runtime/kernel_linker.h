@@ -53,7 +53,7 @@ class KernelLinker {
     KernelRecord kernel;
     int age;
   };
-  void attach(std::vector<Waiting>& kernels, bool final, std::vector<KernelRecord>& unlinked);
+  void attach(bool final, std::vector<KernelRecord>& unlinked);
   static void span(LinkedGroup& g);
 
   std::unordered_map<uint64_t, Pending> pending_;  // by our correlation

@@ -210,6 +210,15 @@ void RankFile::fail(const char* what) {
   writer_.reset();
 }
 
+// Rows of the rank's own tables: the rank is known only at write time.
+template <typename Record>
+void RankFile::write_rows(std::vector<Record>& rows) {
+  for (auto& r : rows) {
+    r.rank = id_.rank;
+    writer_->add(r);
+  }
+}
+
 void RankFile::write() {
   ProcessRecord p;
   p.rank = id_.rank;
@@ -226,38 +235,23 @@ void RankFile::write() {
   p.end_ns = clock::monotonic_ns();
 
   writer_->begin();
-  for (auto& c : comms_) {
-    c.rank = id_.rank;
-    writer_->add(c);
-  }
+  write_rows(comms_);
   for (auto& c : ready_) write_collective(c);
   for (auto& g : linked_) {
     for (auto& c : g.collectives) write_collective(c);
     // A group's kernels ran for all its collectives; they name the first.
-    for (auto& k : g.kernels) {
-      k.rank = id_.rank;
-      k.collective_id = g.collectives.front().id;
-      writer_->add(k);
-    }
+    for (auto& k : g.kernels) k.collective_id = g.collectives.front().id;
+    write_rows(g.kernels);
   }
-  for (auto& k : kernels_) {
-    k.rank = id_.rank;
-    writer_->add(k);
-  }
+  write_rows(kernels_);
   if (device_tracer()) {
     writer_->put_meta("cupti_dropped_records", std::to_string(cupti_dropped_));
     writer_->put_meta("cupti_overhead_ns", std::to_string(cupti_overhead_ns_));
   }
   for (const auto& e : ends_)
     writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
-  for (auto& r : ranges_) {
-    r.rank = id_.rank;
-    writer_->add(r);
-  }
-  for (auto& r : syncs_) {
-    r.rank = id_.rank;
-    writer_->add(r);
-  }
+  write_rows(ranges_);
+  write_rows(syncs_);
   writer_->put(p);
   writer_->commit();
 }

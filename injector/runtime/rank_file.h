@@ -41,6 +41,8 @@ class RankFile {
   void resolve_timers(bool final);
   void collect_activities(bool final);
   void write_collective(CollectiveRecord& c);
+  template <typename Record>
+  void write_rows(std::vector<Record>& rows);
   bool open();
   void write();
   void fail(const char* what);

@@ -67,16 +67,6 @@ RankView make_view(store::RunReader& reader, const std::vector<Call>& calls, int
   return v;
 }
 
-// Every rank's compute kernels in one pass over the table (a per-rank indexed
-// query would seek row by row through millions of kernels).
-std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader) {
-  std::map<int, std::vector<Interval>> out;
-  store::Statement st(reader.connection(),
-                      "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'compute'");
-  while (st.step()) out[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
-  return out;
-}
-
 void size_classes(const std::vector<Call>& calls, RunAnalysis& run) {
   std::map<std::tuple<Op, uint64_t, int>, std::vector<double>> groups;
   for (const auto& c : calls)

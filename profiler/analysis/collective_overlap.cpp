@@ -1,20 +1,13 @@
 #include "profiler/analysis/collective_overlap.h"
 
-#include <map>
-
 #include "profiler/analysis/intervals.h"
+#include "profiler/analysis/rank_view.h"
 
 namespace ddpscope::analysis {
 
 std::vector<CollectiveOverlap> collective_overlap(store::RunReader& reader,
                                                   const std::string& where) {
-  std::map<int, std::vector<Interval>> compute;
-  {
-    store::Statement st(reader.connection(),
-                        "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'compute' AND "
-                        "start_ns IS NOT NULL AND end_ns IS NOT NULL");
-    while (st.step()) compute[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
-  }
+  auto compute = compute_kernels(reader);
   for (auto& [rank, intervals] : compute) intervals = union_of(std::move(intervals));
 
   std::vector<CollectiveOverlap> out;

@@ -5,6 +5,15 @@
 #include "profiler/analysis/stats.h"
 
 namespace ddpscope::analysis {
+
+std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader) {
+  std::map<int, std::vector<Interval>> out;
+  store::Statement st(reader.connection(),
+                      "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'compute' AND "
+                      "start_ns IS NOT NULL AND end_ns IS NOT NULL");
+  while (st.step()) out[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
+  return out;
+}
 namespace {
 
 Interval interval_of(const Call& c) { return {c.start, c.end}; }

@@ -3,11 +3,13 @@
 // iteration and per bucket that follow.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "profiler/analysis/intervals.h"
 #include "profiler/analysis/iterations.h"
 #include "profiler/analysis/run_analysis.h"
+#include "profiler/store/reader.h"
 
 namespace ddpscope::analysis {
 
@@ -18,6 +20,10 @@ struct RankView {
   std::vector<Interval> compute;  // union of compute intervals
   bool compute_from_kernels = false;
 };
+
+// Every rank's compute kernels (as stored, not yet unioned), in one pass over
+// the table: a per-rank indexed query would seek row by row through millions.
+std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader);
 
 // On CPU there are no kernels: backward is taken to run from an iteration's
 // first bucket launch to its last bucket launch (after that nothing is left to
