@@ -14,6 +14,13 @@
 namespace ddpscope::cli {
 namespace {
 
+// "comm, exposed, ...": the --metric names, as regression/ declares them.
+std::string metric_list() {
+  std::string out;
+  for (const auto& m : regression::metric_families()) out += (out.empty() ? "" : ", ") + m;
+  return out;
+}
+
 struct CheckArgs {
   std::vector<std::string> baseline, candidate, metrics;
   double tolerance_pct = 5;
@@ -32,8 +39,7 @@ regression::CheckOptions options_of(const CheckArgs& a) {
   const auto& known = regression::metric_families();
   for (const auto& m : a.metrics)
     if (std::find(known.begin(), known.end(), m) == known.end())
-      throw UsageError("--metric: unknown metric '" + m +
-                       "' (metrics: comm, exposed, bucket, busbw, iter)");
+      throw UsageError("--metric: unknown metric '" + m + "' (metrics: " + metric_list() + ")");
   o.tolerance = a.tolerance_pct / 100;
   o.confidence = a.confidence_pct / 100;
   o.min_samples = a.min_samples;
@@ -94,8 +100,7 @@ Run add_check(CLI::App& app) {
                   "smallest slowdown that counts, in percent (cover your runner's run-to-run "
                   "noise unless runs are repeated)")
       ->capture_default_str();
-  sub->add_option("--metric", a->metrics, "comma-separated: comm, exposed, bucket, busbw, iter")
-      ->delimiter(',');
+  sub->add_option("--metric", a->metrics, "comma-separated: " + metric_list())->delimiter(',');
   sub->add_option("--confidence", a->confidence_pct,
                   "confidence for the whole check, in percent (shared out over the metrics)")
       ->capture_default_str();

@@ -41,16 +41,11 @@ constexpr cudaError_t kNoRuntime = 3;
 // pip's torch loads libcudart RTLD_LOCAL from its wheel: find_real looks past
 // RTLD_NEXT to the loaded library by soname, then by path.
 template <typename Fn>
-Fn real(std::atomic<void*>& cache, const char* name) {
-  void* p = cache.load(std::memory_order_acquire);
-  if (!p) {
-    p = find_real({name}, {"libcudart.so.13", "libcudart.so.12", "libcudart.so"});
-    if (!p)
-      notice_once(Notice::no_real_symbol,
-                  "cannot find the real %s (no libcudart loaded); the call fails", name);
-    cache.store(p, std::memory_order_release);
-  }
-  return reinterpret_cast<Fn>(p);
+[[gnu::always_inline]] inline Fn real(std::atomic<void*>& cache, const char* name) {
+  return cached_real<Fn>(cache, [&] {
+    return resolve_real(cache, {name}, {"libcudart.so.13", "libcudart.so.12", "libcudart.so"},
+                        " (no libcudart loaded)");
+  });
 }
 
 template <typename Fn, typename... Args>

@@ -42,23 +42,13 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t, int*);
 
 namespace ddpscope::inject::nccl {
 
-// The lookup behind real(), once per entry point: out of line and cold, so the
-// hot path is one load and a predicted branch.
-[[gnu::noinline, gnu::cold]] inline void* resolve_real(std::atomic<void*>& cache, const char* pname,
-                                                       const char* name) {
-  void* p = find_real({pname, name}, {"libnccl.so.2", "libnccl.so"});
-  if (!p) notice_once(Notice::no_real_symbol, "cannot find the real %s; the call fails", name);
-  cache.store(p, std::memory_order_release);
-  return p;
-}
-
 // The real `Name`: pnccl<Name> where NCCL exports it (>= 2.16), else nccl<Name>.
 template <typename Fn>
 [[gnu::always_inline]] inline Fn real(std::atomic<void*>& cache, const char* pname,
                                       const char* name) {
-  void* p = cache.load(std::memory_order_acquire);
-  if (__builtin_expect(!p, 0)) p = resolve_real(cache, pname, name);
-  return reinterpret_cast<Fn>(p);
+  return cached_real<Fn>(cache, [&] {
+    return resolve_real(cache, {pname, name}, {"libnccl.so.2", "libnccl.so"}, "");
+  });
 }
 
 }  // namespace ddpscope::inject::nccl

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "injector/runtime/log.h"
+
 namespace ddpscope::inject {
 namespace {
 
@@ -59,6 +61,16 @@ void* find_real(std::initializer_list<const char*> names, std::initializer_list<
   if (!h) return nullptr;
   void* p = lookup(h, names);
   dlclose(h);
+  return p;
+}
+
+void* resolve_real(std::atomic<void*>& cache, std::initializer_list<const char*> names,
+                   std::initializer_list<const char*> libs, const char* missing_note) {
+  void* p = find_real(names, libs);
+  if (!p)
+    notice_once(Notice::no_real_symbol, "cannot find the real %s%s; the call fails",
+                *(names.end() - 1), missing_note);
+  cache.store(p, std::memory_order_release);
   return p;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
 #include "profiler/analysis/recommend.h"
 #include "profiler/analysis/stats.h"
@@ -16,8 +17,8 @@ namespace {
 Call to_call(const CollectiveRecord& c) {
   Call x;
   x.host_start = c.host_start_ns;
-  x.start = c.start_ns != kNoTime ? c.start_ns : c.host_start_ns;
-  x.end = c.end_ns != kNoTime ? c.end_ns : c.host_end_ns;
+  x.start = execution_start(c);
+  x.end = execution_end(c);
   x.bytes = c.bytes;
   x.seq = c.seq;
   x.comm_id = c.comm_id;
@@ -33,10 +34,7 @@ uint64_t ddp_comm(const std::vector<Call>& calls, int rank) {
   std::map<uint64_t, uint64_t> bytes;
   for (const auto& c : calls)
     if (c.rank == rank && c.op == Op::allreduce) bytes[c.comm_id] += c.bytes;
-  uint64_t best = 0, most = 0;
-  for (auto& [id, b] : bytes)
-    if (b > most) most = b, best = id;
-  return best;
+  return busiest_comm(bytes);
 }
 
 std::vector<Interval> query_intervals(store::RunReader& reader, const std::string& sql, int rank) {

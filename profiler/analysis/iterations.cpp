@@ -4,6 +4,13 @@
 #include <map>
 
 namespace ddpscope::analysis {
+
+uint64_t busiest_comm(const std::map<uint64_t, uint64_t>& allreduce_bytes_by_comm) {
+  uint64_t best = 0, most = 0;
+  for (const auto& [id, b] : allreduce_bytes_by_comm)
+    if (b > most) most = b, best = id;
+  return best;
+}
 namespace {
 
 constexpr size_t kMaxPeriod = 512;  // buckets per iteration we can recognise

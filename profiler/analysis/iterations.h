@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "profiler/analysis/intervals.h"
@@ -37,6 +38,10 @@ struct IterationSplit {
   std::vector<Iteration> iterations;
   std::vector<uint64_t> pattern;  // bucket bytes of a steady iteration, in DDP order
 };
+
+// The communicator DDP reduces gradients on: the one with the most all-reduce
+// bytes (the first such id on a tie; 0 when there is none).
+uint64_t busiest_comm(const std::map<uint64_t, uint64_t>& allreduce_bytes_by_comm);
 
 // The fundamental period of a size sequence: the smallest shift at which it
 // repeats nearly everywhere it can. 0 when it does not repeat.

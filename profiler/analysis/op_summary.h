@@ -29,6 +29,15 @@ struct OpSummary {
 // else the host API call.
 double duration_ns(const CollectiveRecord& c);
 
+// When a collective ran: each end of its measured execution interval where
+// known, else that end of the host API call.
+inline int64_t execution_start(const CollectiveRecord& c) {
+  return c.start_ns != kNoTime ? c.start_ns : c.host_start_ns;
+}
+inline int64_t execution_end(const CollectiveRecord& c) {
+  return c.end_ns != kNoTime ? c.end_ns : c.host_end_ns;
+}
+
 std::vector<OpSummary> summarize_ops(store::RunReader& reader);
 
 // The same, fed one collective at a time (for callers already streaming).

@@ -45,18 +45,14 @@ std::string xml(const std::string& s) {
   return out;
 }
 
-bool skipped(const Verdict& v) {
-  return v.status == Status::too_few_samples || v.status == Status::baseline_only ||
-         v.status == Status::candidate_only;
-}
-
 void write_case(const Verdict& v, const CheckResult& r, std::ostream& out) {
   out << "    <testcase classname=\"ddpscope.check." << xml(v.family) << "\" name=\""
       << xml(v.label) << "\" time=\"0\">\n";
-  if (v.status == Status::regression)
-    out << "      <failure type=\"regression\" message=\"" << xml(verdict_line(v, r)) << "\">"
-        << xml(verdict_line(v, r)) << "</failure>\n";
-  else if (skipped(v))
+  if (v.status == Status::regression) {
+    std::string line = xml(verdict_line(v, r));
+    out << "      <failure type=\"regression\" message=\"" << line << "\">" << line
+        << "</failure>\n";
+  } else if (!decided(v))
     out << "      <skipped message=\"" << xml(name_of(v.status)) << "\"/>\n";
   else
     out << "      <system-out>" << xml(std::string(name_of(v.status)) + ": " + verdict_line(v, r))
@@ -69,7 +65,7 @@ void write_suite(const std::string& kind, const std::vector<const Verdict*>& ver
   int failures = 0, skips = 0;
   for (const auto* v : verdicts) {
     failures += v->status == Status::regression;
-    skips += skipped(*v);
+    skips += !decided(*v);
   }
   out << "  <testsuite name=\"ddpscope check: " << xml(kind) << "\" tests=\"" << verdicts.size()
       << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skips << "\">\n";

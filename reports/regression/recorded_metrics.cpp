@@ -5,16 +5,13 @@
 #include <map>
 
 #include "profiler/analysis/analyze.h"
+#include "profiler/analysis/iterations.h"
+#include "profiler/analysis/op_summary.h"
 #include "profiler/core/vocab.h"
 #include "reports/text_summary.h"
 
 namespace ddpscope::regression {
 namespace {
-
-int64_t start_of(const CollectiveRecord& c) {
-  return c.start_ns != kNoTime ? c.start_ns : c.host_start_ns;
-}
-int64_t end_of(const CollectiveRecord& c) { return c.end_ns != kNoTime ? c.end_ns : c.host_end_ns; }
 
 Metric per_iteration(const analysis::RunAnalysis& run, const std::string& family,
                      const std::string& label, double analysis::IterationStats::*field) {
@@ -39,15 +36,12 @@ std::map<int, std::vector<BucketCall>> ddp_calls(store::RunReader& reader) {
   reader.for_each_collective(
       [&](const CollectiveRecord& c) { bytes[c.rank][c.comm_id] += c.bytes; }, "op = 'allreduce'");
   std::map<int, uint64_t> comm;
-  for (auto& [rank, per_comm] : bytes) {
-    uint64_t most = 0;
-    for (auto& [id, b] : per_comm)
-      if (b >= most) most = b, comm[rank] = id;
-  }
+  for (auto& [rank, per_comm] : bytes) comm[rank] = analysis::busiest_comm(per_comm);
   std::map<int, std::vector<BucketCall>> out;
   reader.for_each_collective(
       [&](const CollectiveRecord& c) {
-        if (c.comm_id == comm[c.rank]) out[c.rank].push_back({start_of(c), end_of(c), c.seq});
+        if (c.comm_id == comm[c.rank])
+          out[c.rank].push_back({analysis::execution_start(c), analysis::execution_end(c), c.seq});
       },
       "op = 'allreduce'");
   for (auto& [rank, calls] : out)
@@ -93,7 +87,7 @@ std::vector<Metric> bucket_metrics(store::RunReader& reader, const analysis::Run
 std::vector<Metric> busbw_metrics(store::RunReader& reader) {
   std::map<std::tuple<Op, uint64_t, int>, Metric> classes;
   reader.for_each_collective([&](const CollectiveRecord& c) {
-    int64_t ns = end_of(c) - start_of(c);
+    int64_t ns = analysis::execution_end(c) - analysis::execution_start(c);
     if (c.bytes == 0 || ns <= 0) return;
     auto [it, fresh] = classes.try_emplace({c.op, c.bytes, c.nranks});
     Metric& m = it->second;
