@@ -5,6 +5,7 @@
 // tests/tuner/test_bucketizer_vs_torch.py checks it against torch itself.
 #include "tuner/bucket_plan.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <iterator>
@@ -123,6 +124,31 @@ BucketPlan plan_buckets(const Workload& w, double bucket_mb, double first_bucket
     if (!rest.params.empty()) plan.buckets.push_back(std::move(rest));
   }
   return plan;
+}
+
+LaunchSchedule launch_schedule(const Workload& w, const BucketPlan& plan) {
+  LaunchSchedule s;
+  s.order = w.ready_order;
+  if (s.order.empty())
+    for (size_t i = w.params.size(); i-- > 0;) s.order.push_back(i);
+  std::vector<long> position(w.params.size(), -1);
+  for (size_t i = 0; i < s.order.size(); ++i) {
+    if (s.order[i] >= w.params.size())
+      throw std::invalid_argument("ready_order names parameter " + std::to_string(s.order[i]) +
+                                  " of " + std::to_string(w.params.size()));
+    position[s.order[i]] = long(i);
+  }
+  long step = -1;
+  for (size_t k = 0; k < plan.buckets.size(); ++k) {
+    for (size_t p : plan.buckets[k].params) {
+      if (p >= position.size() || position[p] < 0)
+        throw std::invalid_argument("bucket " + std::to_string(k) + " holds parameter " +
+                                    std::to_string(p) + ", which never becomes ready");
+      step = std::max(step, position[p]);
+    }
+    s.bucket_step.push_back(step);
+  }
+  return s;
 }
 
 }  // namespace ddpscope::tuner

@@ -27,4 +27,18 @@ struct BucketPlan {
 // bucket_mb and first_bucket_mb in MiB (as DDP's bucket_cap_mb: MB = 2^20 bytes).
 BucketPlan plan_buckets(const Workload& w, double bucket_mb, double first_bucket_mb = 1.0);
 
+// When each bucket's all-reduce goes in DDP's backward, shared by the replay
+// engine and the cost model. Gradients become ready in `order` (the workload's
+// ready_order, or reverse parameter order: autograd's usual order); bucket k is
+// launched after the ready step of its last gradient, but never before bucket
+// k-1 (DDP's reducer launches strictly in bucket order): a running maximum.
+struct LaunchSchedule {
+  std::vector<size_t> order;      // parameter indices in ready order
+  std::vector<long> bucket_step;  // per bucket: its launch step; -1 before backward
+};
+
+// Throws std::invalid_argument for a ready_order naming a parameter that does
+// not exist, or a bucket holding a parameter that never becomes ready.
+LaunchSchedule launch_schedule(const Workload& w, const BucketPlan& plan);
+
 }  // namespace ddpscope::tuner

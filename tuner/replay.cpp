@@ -21,15 +21,6 @@ int64_t now_ns() {
 
 double ms_between(int64_t from_ns, int64_t to_ns) { return double(to_ns - from_ns) / 1e6; }
 
-// The order gradients become ready in: the workload's, or reverse parameter
-// order (autograd's usual order) when it gives none.
-std::vector<size_t> ready_order_of(const Workload& w) {
-  if (!w.ready_order.empty()) return w.ready_order;
-  std::vector<size_t> order(w.params.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
-  return order;
-}
-
 // What one iteration of backward does, precomputed: the compute per ready
 // step and, per step, how many buckets may be launched once it is done.
 struct Schedule {
@@ -38,36 +29,13 @@ struct Schedule {
   size_t launch_before_backward = 0;  // leading buckets without gradients
 };
 
-// Position (in ready order) of each parameter; throws for a bad ready_order.
-std::vector<long> ready_positions(const Workload& w, const std::vector<size_t>& order) {
-  std::vector<long> position(w.params.size(), -1);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] >= w.params.size())
-      throw std::invalid_argument("replay: ready_order names parameter " +
-                                  std::to_string(order[i]) + " of " +
-                                  std::to_string(w.params.size()));
-    position[order[i]] = long(i);
-  }
-  return position;
-}
-
 Schedule make_schedule(const Workload& w, const BucketPlan& plan, double scale) {
-  const auto order = ready_order_of(w);
-  const auto position = ready_positions(w, order);
+  const LaunchSchedule launch = launch_schedule(w, plan);
   Schedule s;
-  for (size_t p : order) s.step_us.push_back(w.params[p].backward_us * scale);
-  // Bucket k goes after the step that readies its last gradient, but never
-  // before bucket k-1 (DDP's reducer launches strictly in bucket order), so
-  // its launch step is a running maximum.
-  s.launch_after.assign(order.size(), 0);
-  long step = -1;
-  for (size_t k = 0; k < plan.buckets.size(); ++k) {
-    for (size_t p : plan.buckets[k].params) {
-      if (p >= position.size() || position[p] < 0)
-        throw std::invalid_argument("replay: bucket " + std::to_string(k) + " holds parameter " +
-                                    std::to_string(p) + ", which never becomes ready");
-      step = std::max(step, position[p]);
-    }
+  for (size_t p : launch.order) s.step_us.push_back(w.params[p].backward_us * scale);
+  s.launch_after.assign(launch.order.size(), 0);
+  for (size_t k = 0; k < launch.bucket_step.size(); ++k) {
+    long step = launch.bucket_step[k];
     if (step < 0)
       s.launch_before_backward = k + 1;
     else

@@ -8,46 +8,6 @@
 namespace ddpscope::tuner::model {
 namespace {
 
-// The order gradients become ready in: the workload's, or reverse parameter
-// order (what DDP assumes, and what replay() uses, when none is given).
-std::vector<size_t> ready_order_of(const Workload& w) {
-  if (!w.ready_order.empty()) return w.ready_order;
-  std::vector<size_t> order(w.params.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
-  return order;
-}
-
-// Position of each parameter in ready order; throws for a bad ready_order.
-std::vector<long> ready_positions(const Workload& w, const std::vector<size_t>& order) {
-  std::vector<long> position(w.params.size(), -1);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order[i] >= w.params.size())
-      throw std::invalid_argument("model: ready_order names parameter " + std::to_string(order[i]) +
-                                  " of " + std::to_string(w.params.size()));
-    position[order[i]] = long(i);
-  }
-  return position;
-}
-
-// The ready step after which each bucket is launched: the step readying its
-// last gradient, but never before its predecessor's (a running maximum);
-// -1 for a bucket due before backward.
-std::vector<long> launch_steps(const Workload& w, const BucketPlan& plan,
-                               const std::vector<long>& position) {
-  std::vector<long> steps;
-  long step = -1;
-  for (size_t k = 0; k < plan.buckets.size(); ++k) {
-    for (size_t p : plan.buckets[k].params) {
-      if (p >= position.size() || position[p] < 0)
-        throw std::invalid_argument("model: bucket " + std::to_string(k) + " holds parameter " +
-                                    std::to_string(p) + ", which never becomes ready");
-      step = std::max(step, position[p]);
-    }
-    steps.push_back(step);
-  }
-  return steps;
-}
-
 // The one comm stream: launched all-reduces run one at a time, in order.
 class CommStream {
  public:
@@ -113,8 +73,9 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
   IterationPrediction out;
   out.buckets.resize(plan.buckets.size());
   const double scale = options.compute_scale;
-  const auto order = ready_order_of(w);
-  const auto launch_after = launch_steps(w, plan, ready_positions(w, order));
+  const LaunchSchedule schedule = launch_schedule(w, plan);
+  const auto& order = schedule.order;
+  const auto& launch_after = schedule.bucket_step;
   CommStream stream(bucket_comm_ms, rates, &out.buckets);
   // A compute interval as the rank lives it: a zero-length one is no wait at all.
   // The share of the measured delays an interval of `us` gets.
