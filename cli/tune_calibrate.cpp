@@ -25,12 +25,14 @@ using tuner::model::CommObservation;
 // Sizes (MiB) for the fit: gradients of 256 KiB, 64 MiB in all, so every cap
 // from 1/4 MiB up gives buckets of that size, up to the largest a sweep
 // usually tries (large buffers fall out of cache: they must be in the fit).
-const char* kFitSizesMb = "0.25,1,4,16,64";
+// In doublings: the per-size ratios (size_correction.h) are interpolated
+// between neighbours, and the crossover of steps and bytes is narrow.
+const char* kFitSizesMb = "0.25,0.5,1,2,4,8,16,32,64";
 constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
 constexpr int kFitParams = 256;
 // Across a shaped inter-node link the wire, not the cache, sets the time:
 // 16 MiB at most keeps the fit short on a slow link (1/4 s at 1 Gbit/s).
-const char* kInterFitSizesMb = "0.25,1,4,16";
+const char* kInterFitSizesMb = "0.25,0.5,1,2,4,8,16";
 constexpr int kInterFitParams = 64;
 constexpr double kNoProgress = 1e-3;  // the model's rate for "none" (it must be positive)
 constexpr double kProbeStepUs = 600;  // a layer's backward, as in the tests' workloads

@@ -86,28 +86,39 @@ const char* overlap_note(const model::LinkFit& f) {
   return f.cost.overlapped ? " (overlapped: the longer of the message steps and the bytes)" : "";
 }
 
+// The residual the per-size ratios carry: how far the measured sizes are from the fit.
+std::string by_size_note(const model::LinkFit& f) {
+  if (f.by_size.empty()) return "";
+  double lo = f.by_size.points().front().ratio, hi = lo;
+  for (const auto& p : f.by_size.points()) lo = std::min(lo, p.ratio), hi = std::max(hi, p.ratio);
+  char note[96];
+  snprintf(note, sizeof note, "; measured/fitted %.2f..%.2f over %zu sizes", lo, hi,
+           f.by_size.points().size());
+  return note;
+}
+
 void print_calibration(const model::Calibration& c, std::ostream& out) {
   char line[512];
   snprintf(line, sizeof line,
            "calibration: %s %s all-reduce, %d points at %d sizes: alpha %.1f us, beta %.3f GB/s"
-           "%s%s; R^2 %.4f, median error %.1f%%, max %.1f%%; comm rate during compute %.2f, "
+           "%s%s; R^2 %.4f, median error %.1f%%, max %.1f%%%s; comm rate during compute %.2f, "
            "step delay %.2f ms (+%.2f under comm) (%s)\n",
            c.backend.c_str(), model::algorithm_name(c.algorithm), c.intra.observations,
            c.intra.distinct_sizes, c.intra.cost.alpha_s * 1e6,
            c.intra.cost.beta_s_per_byte > 0 ? 1e-9 / c.intra.cost.beta_s_per_byte : 0.0,
            c.intra.gamma_fitted ? "" : " (reduction folded into beta)", overlap_note(c.intra),
            c.intra.r2, 100 * c.intra.median_rel_error, 100 * c.intra.max_rel_error,
-           c.comm_rate_during_compute, c.step_delay_ms, c.step_delay_under_comm_ms,
-           c.comm_rate_source.c_str());
+           by_size_note(c.intra).c_str(), c.comm_rate_during_compute, c.step_delay_ms,
+           c.step_delay_under_comm_ms, c.comm_rate_source.c_str());
   out << line;
   if (c.inter) {
     const auto& f = c.inter->fit;
     snprintf(line, sizeof line,
              "calibration between nodes, fitted on %s: %d points at %d sizes: alpha %.1f us, "
-             "beta %.3f GB/s%s; R^2 %.4f, median error %.1f%%, max %.1f%%\n",
+             "beta %.3f GB/s%s; R^2 %.4f, median error %.1f%%, max %.1f%%%s\n",
              c.inter->topology.c_str(), f.observations, f.distinct_sizes, f.cost.alpha_s * 1e6,
              f.cost.beta_s_per_byte > 0 ? 1e-9 / f.cost.beta_s_per_byte : 0.0, overlap_note(f),
-             f.r2, 100 * f.median_rel_error, 100 * f.max_rel_error);
+             f.r2, 100 * f.median_rel_error, 100 * f.max_rel_error, by_size_note(f).c_str());
     out << line;
   }
   for (const auto* f : {&c.intra, c.inter ? &c.inter->fit : nullptr})

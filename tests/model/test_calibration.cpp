@@ -24,6 +24,21 @@ CommObservation observe(int p, std::vector<double> buckets, const LinkCost& trut
 
 const LinkCost kTruth{40e-6, 2.5e-9, 0};  // 40 µs per step, 0.4 GB/s
 
+LinkFit link_fit(const LinkCost& cost) {
+  LinkFit f;
+  f.cost = cost;
+  return f;
+}
+
+// The fit times the per-size ratios, as ModelBackend predicts a bucket.
+double corrected(const CommObservation& o, const LinkFit& fit) {
+  double s = 0;
+  for (double b : o.bucket_bytes)
+    s += allreduce_s(o.algorithm, o.nranks, b, fit.cost) *
+         fit.by_size.at(bytes_per_step(o.algorithm, o.nranks, b));
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("least squares: an exact line comes back exactly, never negative") {
@@ -100,6 +115,49 @@ TEST_CASE("fit: message steps and bytes that overlap are fitted as the longer of
   CHECK(allreduce_s(Algorithm::ring, 4, 262144, truth) == Approx(12e-3));
 }
 
+TEST_CASE("size correction: log-linear between measured sizes, the nearest end beyond") {
+  const SizeCorrection none;
+  CHECK(none.at(12345) == 1);
+  const SizeCorrection c({{4096, 1.5}, {1024, 1.0}, {16384, 0.5}});  // any order
+  CHECK(c.points().front().bytes_per_step == 1024);
+  CHECK(c.at(1024) == Approx(1.0));
+  CHECK(c.at(2048) == Approx(1.25));  // halfway in log between 1024 and 4096
+  CHECK(c.at(8192) == Approx(1.0));   // halfway between 4096 and 16384
+  CHECK(c.at(10) == Approx(1.0));     // below the smallest: its ratio
+  CHECK(c.at(1e9) == Approx(0.5));    // above the largest: its ratio
+}
+
+TEST_CASE("fit: per-size ratios make every point come back, a first bucket of another size too") {
+  // A machine whose 256 KiB all-reduces cost 40 % more than any line says
+  // (the crossover of steps and bytes); every setting starts with a 1 MiB
+  // bucket, as DDP's first bucket does.
+  auto bump = [](double bytes) { return bytes == 262144 ? 1.4 : 1.0; };
+  std::vector<CommObservation> obs;
+  for (double size : {65536.0, 262144.0, 1048576.0, 4194304.0, 16777216.0}) {
+    std::vector<double> buckets{1048576};
+    for (int i = 0; i < 32; ++i) buckets.push_back(size);
+    CommObservation o = observe(4, buckets, kTruth);
+    o.seconds = 0;
+    for (double b : buckets) o.seconds += allreduce_s(Algorithm::ring, 4, b, kTruth) * bump(b);
+    obs.push_back(o);
+  }
+  const auto fit = fit_link_cost(obs);
+  REQUIRE(fit.by_size.points().size() == 5);
+  CHECK(fit.median_rel_error > 0.001);  // the line alone misses
+  for (const auto& o : obs) CHECK(corrected(o, fit) == Approx(o.seconds).epsilon(0.005));
+  // The bumped size's ratio stands out from its neighbours'.
+  const double at = fit.by_size.at(262144.0 / 4);
+  CHECK(at > 1.25 * fit.by_size.at(65536.0 / 4));
+  CHECK(at > 1.25 * fit.by_size.at(1048576.0 / 4));
+}
+
+TEST_CASE("fit: points on the fitted line get ratios of one") {
+  std::vector<CommObservation> obs;
+  for (double size : {1e5, 1e6, 1e7}) obs.push_back(observe(4, {size, size}, kTruth));
+  const auto fit = fit_link_cost(obs);
+  for (const auto& p : fit.by_size.points()) CHECK(p.ratio == Approx(1).epsilon(1e-6));
+}
+
 TEST_CASE("fit: fewer than three sizes, or a bad point, is refused") {
   std::vector<CommObservation> two{observe(2, {1e5}, kTruth), observe(2, {1e6}, kTruth),
                                    observe(2, {1e6}, kTruth)};
@@ -128,8 +186,9 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   CHECK(back.comm_rate_during_compute == 0.5);
   CHECK_FALSE(back.inter.has_value());
 
-  c.inter = InterLinkFit{{{300e-6, 8.5e-9, 0, true}}, "2x2:inter=1gbit", 1};
+  c.inter = InterLinkFit{link_fit({300e-6, 8.5e-9, 0, true}), "2x2:inter=1gbit", 1};
   c.inter->fit.observations = 4;
+  c.inter->fit.by_size = SizeCorrection({{65536, 1.3}, {262144, 0.9}});
   c.inter_points = {observe(4, {1e6}, c.inter->fit.cost)};
   save_calibration(path, c);
   back = load_calibration(path);
@@ -141,6 +200,15 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   CHECK(back.inter->fit.observations == 4);
   CHECK(back.inter->fit.cost.overlapped);
   CHECK_FALSE(back.intra.cost.overlapped);
+  CHECK(back.intra.by_size.empty());
+  REQUIRE(back.inter->fit.by_size.points().size() == 2);
+  CHECK(back.inter->fit.by_size.at(65536) == Approx(1.3));
+  CHECK(back.inter->fit.by_size.at(262144) == Approx(0.9));
+  std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
+                         "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
+                         "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0, \"by_size\": "
+                         "[{\"bytes_per_step\": 1024, \"ratio\": 0}]}}";
+  CHECK_THROWS_WITH(load_calibration(path), path + ": intra: by_size: 'ratio' must be positive");
   std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
                          "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
                          "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0}, \"inter\": "

@@ -18,18 +18,17 @@ IS_ROOT = os.geteuid() == 0
 SHAPED, ONE_NODE = "2x2:inter=1gbit", "1x4"
 BUCKET_MB = "0.5,2,8,32"
 # Median |error| bounds, percent (docs/model.md, "Validation on emulated
-# topologies", has the runs they come from). Not the issue's 5 %: on this
-# 2-core machine, shared with other work while the suite runs, the same
-# sweep measured twice differs by 5-10 % per setting over the shaped link and
-# by up to 60 % on one node (4 ranks share 2 cores with their busy-wait
-# compute), and the compute interference the model takes from a one-node
-# probe transfers imperfectly (docs/model.md). Over the shaped link the wire
-# paces communication and the model stayed within 6-12 %: 15 % leaves a few
-# points of margin. On one node the bound widens to twice the measured
-# spread (the median interquartile range relative to the median) when that
-# is larger than 20 %.
-SHAPED_BOUND_PCT = 15.0
-ONE_NODE_BOUND_PCT = 20.0
+# topologies", has the runs they come from: with the per-size ratios the
+# medians were 1.4-6.7 % over both topologies, mostly under 5 %). Not the
+# issue's 5 % itself: on this 2-core machine, shared with other work while
+# the suite runs, the same sweep measured twice differs by 5-10 % per setting
+# over the shaped link and by tens of percent on one node (4 ranks share 2
+# cores with their busy-wait compute); bench/model_accuracy.sh measures the
+# target on a quiet machine. On one node the bound widens to twice the
+# measured spread (the median interquartile range relative to the median)
+# when that is larger.
+SHAPED_BOUND_PCT = 10.0
+ONE_NODE_BOUND_PCT = 12.0
 SPREAD_FACTOR = 2.0
 # The shaped link must change the answer clearly: the best iteration at
 # least 1.5 x slower, measured and predicted (1.5 x the gradients cross a

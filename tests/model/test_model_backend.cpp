@@ -10,6 +10,12 @@ using namespace ddpscope::tuner::model;
 
 namespace {
 
+LinkFit link_fit(const LinkCost& cost) {
+  LinkFit f;
+  f.cost = cost;
+  return f;
+}
+
 Calibration gloo_calibration() {
   Calibration c;
   c.backend = "gloo";
@@ -52,7 +58,7 @@ TEST_CASE("calibrated backend: the fitted link inside a node, the declared one b
 
 TEST_CASE("calibrated backend: an inter link fitted on an emulated topology") {
   auto c = gloo_calibration();
-  c.inter = InterLinkFit{{{300e-6, 9e-9, 0}}, "2x2:inter=1gbit", 1};
+  c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0}), "2x2:inter=1gbit", 1};
   // On the topology it was fitted on: the fit itself paces every ring step.
   auto same = ModelBackend::calibrated(c, shape(2, 2, 1));
   CHECK(same.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * 9e-9) * 1000));
@@ -69,6 +75,28 @@ TEST_CASE("calibrated backend: an inter link fitted on an emulated topology") {
         Approx((180e-6 + 1.5e-3) * 1000));
   CHECK(ModelBackend::calibrated(c, shape(2, 2)).bucket_ms(1000000) ==
         Approx((180e-6 + 1.5e-3) * 1000));
+}
+
+TEST_CASE("calibrated backend: the per-size ratios on the links they were measured on only") {
+  auto c = gloo_calibration();
+  c.intra.by_size = SizeCorrection({{250000, 1.2}, {1000000, 1.0}});
+  c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0}), "2x2:inter=1gbit", 1};
+  c.inter->fit.by_size = SizeCorrection({{250000, 0.8}});
+  const double ring_1mb = (6 * 30e-6 + 1.5e6 * 1e-9) * 1000;  // 4 ranks: 250 kB per step
+  CHECK(ModelBackend::calibrated(c, shape(1, 4)).bucket_ms(1000000) == Approx(ring_1mb * 1.2));
+  // A declared intra link is not the one measured.
+  auto declared = shape(1, 4);
+  declared.intra.bandwidth_gbps = 8;
+  CHECK(ModelBackend::calibrated(c, declared).bucket_ms(1000000) == Approx(ring_1mb));
+  // Another algorithm: the fit alone.
+  CHECK(
+      ModelBackend::calibrated(c, shape(1, 4), Algorithm::recursive_doubling).bucket_ms(1000000) ==
+      Approx(allreduce_s(Algorithm::recursive_doubling, 4, 1e6, c.intra.cost) * 1000));
+  const double inter_1mb = (6 * 300e-6 + 1.5e6 * 9e-9) * 1000;
+  CHECK(ModelBackend::calibrated(c, shape(2, 2, 1)).bucket_ms(1000000) == Approx(inter_1mb * 0.8));
+  // At another bandwidth the wire share is scaled: the residual shape is not known there.
+  const auto faster = ModelBackend::calibrated(c, shape(2, 2, 10));
+  CHECK(faster.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * (1e-9 + 8e-9 / 10)) * 1000));
 }
 
 TEST_CASE("calibrated backend: the cores slow under compute, a shaped link does not") {

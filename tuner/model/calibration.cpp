@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -12,6 +13,10 @@ namespace ddpscope::tuner::model {
 namespace {
 
 constexpr double kOverlapWins = 0.5;
+// A size's ratio is kept within these: beyond them the point is not a
+// residual of the fit but a broken measurement.
+constexpr double kMinRatio = 0.25, kMaxRatio = 4;
+constexpr int kCorrectionRounds = 4;
 
 CostTerms observation_terms(const CommObservation& o) {
   CostTerms sum;
@@ -107,6 +112,48 @@ LinkCost fit_overlapped(const std::vector<CommObservation>& obs) {
   return best;
 }
 
+// The bucket size an observation measures: the one carrying most of its
+// bytes (a sweep setting's first bucket and its partial last one differ).
+double dominant_bytes(const CommObservation& o) {
+  std::map<double, double> bytes;
+  for (double b : o.bucket_bytes) bytes[b] += b;
+  return std::max_element(bytes.begin(), bytes.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+// Measured / fitted per measured size. An observation's other buckets are
+// taken at the ratios found so far, so a few rounds settle every size's
+// (each observation's dominant size is measured by another observation's
+// buckets only through them). Several observations of one size: the
+// geometric mean.
+SizeCorrection fit_by_size(const std::vector<CommObservation>& obs, const LinkCost& link) {
+  SizeCorrection by_size;
+  for (int round = 0; round < kCorrectionRounds; ++round) {
+    std::map<double, std::pair<double, int>> log_sum;  // by bytes per step
+    for (const auto& o : obs) {
+      const double size = dominant_bytes(o);
+      double own = 0, others = 0;
+      for (double b : o.bucket_bytes) {
+        const double t = terms_for(o.algorithm, o.nranks, b).seconds(link);
+        if (b == size)
+          own += t;
+        else
+          others += t * by_size.at(bytes_per_step(o.algorithm, o.nranks, b));
+      }
+      if (!(own > 0)) continue;
+      const double ratio = std::clamp((o.seconds - others) / own, kMinRatio, kMaxRatio);
+      auto& s = log_sum[bytes_per_step(o.algorithm, o.nranks, size)];
+      s.first += std::log(ratio);
+      s.second += 1;
+    }
+    std::vector<SizePoint> points;
+    for (const auto& [x, s] : log_sum) points.push_back({x, std::exp(s.first / s.second)});
+    by_size = SizeCorrection(points);
+  }
+  return by_size;
+}
+
 void check(const std::vector<CommObservation>& observations, int* distinct_sizes) {
   std::set<long long> sizes;
   for (const auto& o : observations) {
@@ -158,6 +205,7 @@ LinkFit fit_link_cost(const std::vector<CommObservation>& observations) {
   fit.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
   fit.median_rel_error = median(rel);
   fit.max_rel_error = *std::max_element(rel.begin(), rel.end());
+  fit.by_size = fit_by_size(observations, fit.cost);
   return fit;
 }
 

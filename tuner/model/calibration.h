@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tuner/model/collective_cost.h"
+#include "tuner/model/size_correction.h"
 
 namespace ddpscope::tuner::model {
 
@@ -31,6 +32,10 @@ struct LinkFit {
   double r2 = 0;                // of the times, 1 = perfect
   double median_rel_error = 0;  // |predicted - measured| / measured over observations
   double max_rel_error = 0;
+  // Measured / fitted at each measured size (the quality figures above are
+  // the fit's alone): predictions of the calibrated algorithm on this link
+  // multiply by it (size_correction.h).
+  SizeCorrection by_size;
 };
 
 // A fit needs at least three distinct bucket sizes (α and β are told apart by
@@ -41,7 +46,8 @@ struct LinkFit {
 // bytes-reduced ratios differ: a ring's is 2:1 at every rank count, so a
 // ring-only calibration folds reduction into β — exactly right for ring
 // predictions at any rank count; recursive doubling (1:1) beside it separates
-// them. Throws std::invalid_argument.
+// them. Then the ratio of measured to fitted time at each size (`by_size`).
+// Throws std::invalid_argument.
 LinkFit fit_link_cost(const std::vector<CommObservation>& observations);
 
 // The link between nodes, fitted from all-reduces across the nodes of an

@@ -14,6 +14,30 @@ namespace {
 
 using nlohmann::json;
 
+double number(const json& j, const char* key, const std::string& where);
+
+json by_size_json(const SizeCorrection& c) {
+  json out = json::array();
+  for (const auto& p : c.points())
+    out.push_back({{"bytes_per_step", p.bytes_per_step}, {"ratio", p.ratio}});
+  return out;
+}
+
+// Optional (files written before it have none: no correction).
+SizeCorrection by_size_from(const json& f, const std::string& where) {
+  if (!f.contains("by_size")) return {};
+  if (!f["by_size"].is_array()) throw CalibrationError(where + ": 'by_size' is not a list");
+  std::vector<SizePoint> points;
+  for (const auto& p : f["by_size"]) {
+    if (!p.is_object()) throw CalibrationError(where + ": a 'by_size' entry is not an object");
+    points.push_back({number(p, "bytes_per_step", where + ": by_size"),
+                      number(p, "ratio", where + ": by_size")});
+    if (!(points.back().ratio > 0))
+      throw CalibrationError(where + ": by_size: 'ratio' must be positive");
+  }
+  return SizeCorrection(points);
+}
+
 json fit_json(const LinkFit& f) {
   return {{"alpha_us", f.cost.alpha_s * 1e6},
           {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
@@ -24,7 +48,8 @@ json fit_json(const LinkFit& f) {
           {"distinct_sizes", f.distinct_sizes},
           {"r2", f.r2},
           {"median_rel_error", f.median_rel_error},
-          {"max_rel_error", f.max_rel_error}};
+          {"max_rel_error", f.max_rel_error},
+          {"by_size", by_size_json(f.by_size)}};
 }
 
 // Reads a number that must be there and be finite and non-negative.
@@ -59,6 +84,7 @@ LinkFit fit_from(const json& f, const std::string& where) {
   fit.r2 = f.value("r2", 0.0);
   fit.median_rel_error = f.value("median_rel_error", 0.0);
   fit.max_rel_error = f.value("max_rel_error", 0.0);
+  fit.by_size = by_size_from(f, where);
   return fit;
 }
 

@@ -61,6 +61,11 @@ CostTerms tree_terms(int p, double bytes) {
   return {2.0 * ceil_log2(p), 2 * bytes, bytes};
 }
 
+double bytes_per_step(Algorithm a, int p, double bytes) {
+  const CostTerms t = terms_for(a, p, bytes);
+  return t.alpha > 0 ? t.beta_bytes / t.alpha : bytes;
+}
+
 CostTerms terms_for(Algorithm a, int p, double bytes) {
   switch (a) {
     case Algorithm::ring:

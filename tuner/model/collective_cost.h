@@ -58,6 +58,10 @@ CostTerms recursive_doubling_terms(int p, double bytes);
 CostTerms tree_terms(int p, double bytes);
 CostTerms terms_for(Algorithm a, int p, double bytes);
 
+// What one message step of the all-reduce moves (bytes on the wire per
+// step: bytes/p for a ring), the size by which its cost is looked up.
+double bytes_per_step(Algorithm a, int p, double bytes);
+
 // One all-reduce of `bytes` over `p` ranks on one link class.
 double allreduce_s(Algorithm a, int p, double bytes, const LinkCost& link);
 

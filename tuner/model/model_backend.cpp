@@ -59,6 +59,15 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   m.machine_ = c.intra.cost;
   m.inter_ = inter_link(c, t);
   m.inter_fitted_ = inter_fit_applies(c, t);
+  // The residual shape belongs to the link and algorithm measured: a
+  // declared bandwidth or latency, or another algorithm, gets the fit alone.
+  if (m.algorithm_ == c.algorithm) {
+    m.machine_by_size_ = c.intra.by_size;
+    if (t.intra.bandwidth_gbps == 0 && t.intra.latency_us == 0) m.intra_by_size_ = c.intra.by_size;
+    if (m.inter_fitted_ && t.inter.bandwidth_gbps == c.inter->bandwidth_gbps &&
+        t.inter.latency_us == 0)
+      m.inter_by_size_ = c.inter->fit.by_size;
+  }
   m.inter_source_ = m.inter_fitted_              ? "fitted on " + c.inter->topology
                     : t.inter.bandwidth_gbps > 0 ? std::string("the declared bandwidth")
                                                  : std::string("not limited: the machine's own");
@@ -80,13 +89,21 @@ ModelBackend ModelBackend::nccl_priors(const Topology& t, GpuArch arch) {
   return m;
 }
 
+// One link class alone (the whole ring on it), times its ratio at this size.
+double ModelBackend::corrected_s(const LinkCost& link, const SizeCorrection& by_size,
+                                 double bytes) const {
+  const int p = topology_.nranks();
+  return allreduce_s(algorithm_, p, bytes, link) * by_size.at(bytes_per_step(algorithm_, p, bytes));
+}
+
 double ModelBackend::bucket_ms(uint64_t bytes) const {
   if (is_nccl()) return nccl_best_allreduce(cluster_, double(bytes)).time_us / 1000;
   // A fitted inter link was measured as this very ring over the nodes, its
   // steps inside the nodes included: it is the step cost, not one of two
   // links whose slower sets it (that would count the one-node fit's noise).
   if (inter_fitted_ && algorithm_ == Algorithm::ring)
-    return ring_terms(topology_.nranks(), double(bytes)).seconds(inter_) * 1000;
+    return corrected_s(inter_, inter_by_size_, double(bytes)) * 1000;
+  if (topology_.nodes <= 1) return corrected_s(intra_, intra_by_size_, double(bytes)) * 1000;
   return allreduce_on_topology_s(algorithm_, topology_, double(bytes), intra_, inter_) * 1000;
 }
 
@@ -98,7 +115,8 @@ double ModelBackend::bucket_comm_rate_during_compute(uint64_t bytes) const {
   if (is_nccl() || comm_rate_ >= 1) return comm_rate_;
   const double full = bucket_ms(bytes) / 1000;
   const double machine =
-      allreduce_on_topology_s(algorithm_, topology_, double(bytes), machine_, machine_);
+      allreduce_on_topology_s(algorithm_, topology_, double(bytes), machine_, machine_) *
+      machine_by_size_.at(bytes_per_step(algorithm_, topology_.nranks(), double(bytes)));
   if (!(full > 0) || !(machine > 0)) return comm_rate_;
   return std::min(1.0, std::max(comm_rate_, comm_rate_ * full / machine));
 }

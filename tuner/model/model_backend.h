@@ -49,12 +49,16 @@ class ModelBackend {
   Algorithm algorithm_ = Algorithm::ring;
   LinkCost intra_, inter_;
   LinkCost machine_;  // the calibrated link as measured: this machine's cores and loopback
+  // The calibration's per-size ratios, where the link and algorithm are the
+  // ones measured (empty otherwise: the fit alone).
+  SizeCorrection intra_by_size_, inter_by_size_, machine_by_size_;
   double comm_rate_ = 1.0;
   double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
   GpuCluster cluster_;
   bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
   std::string source_, inter_source_;
   std::string inter_description() const;
+  double corrected_s(const LinkCost& link, const SizeCorrection& by_size, double bytes) const;
 };
 
 }  // namespace ddpscope::tuner::model

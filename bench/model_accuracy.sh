@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The cost model against measurement on the issue's two emulated topologies
+# (network namespaces; root): per round, one calibration whose inter-node
+# link is fitted on 2x2:inter=1gbit, then measured and predicted sweeps of
+# the same workload on 2x2:inter=1gbit and on 1x4 (the workload and sizes
+# of tests/model/test_emulated_validation.py). Prints each round's error
+# table and, at the end, every round's median |error| per topology and the
+# median of those. Figures, never a test.
+#   bench/model_accuracy.sh [ROUNDS] [ITERS]   (defaults: 3  6)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ddpscope="$(realpath "${DDPSCOPE_BUILD:-build}")/ddpscope"
+rounds="${1:-3}"
+iters="${2:-6}"
+sizes=0.5,2,8,32
+out="$(mktemp -d /tmp/ddpscope-model-bench-XXXXXX)"
+trap 'rm -rf "$out"' EXIT
+python3 - "$out/w.json" <<'PY'
+import json, sys
+params = [{"name": f"layer{i}.weight", "numel": 131072, "dtype": "float32",
+           "backward_us": 300.0} for i in range(32)]
+json.dump({"name": "layers", "params": params, "forward_us": 2000, "optimizer_us": 500},
+          open(sys.argv[1], "w"))
+PY
+printf "model accuracy: 32 layers of 512 KiB, 300 us backward each; gloo, 4 ranks; bucket MB %s;\n" "$sizes"
+printf "%s rounds of calibrate + sweep, 1 warm-up + %s measured iterations; machine: %s cores, load %s\n\n" \
+  "$rounds" "$iters" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq 1 "$rounds"); do
+  for t in 2x2:inter=1gbit 1x4; do
+    cal=(--calibration "$out/cal$r.json")
+    [[ $t == 2x2* ]] && cal+=(--calibrate)
+    "$ddpscope" tune --workload "$out/w.json" --backend gloo,model --topology "$t" "${cal[@]}" \
+      --bucket-mb "$sizes" --iters "$iters" --warmup 1 --json "$out/$r-${t%%:*}.json" \
+      | sed -n '/^model vs measurement/,$p'
+  done
+done
+python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+for t in ("2x2", "1x4"):
+    errs = [json.load(open(f"{out}/{r}-{t}.json"))["validation"]["median_abs_error_pct"]
+            for r in range(1, rounds + 1)]
+    print(f"{t}: median |error| per round " + ", ".join(f"{e:.1f}%" for e in errs) +
+          f"; median {statistics.median(errs):.1f}%")
+PY
