@@ -90,7 +90,8 @@ bool prepare_output_dir(const std::string& dir) {
 void merge_recording(const std::string& dir) {
   auto files = store::find_rank_files(dir);
   if (files.empty()) {
-    std::cerr << "ddpscope: nothing recorded (the command made no NCCL, Gloo, CUDA wait or NVTX calls)\n";
+    std::cerr
+        << "ddpscope: nothing recorded (the command made no NCCL, Gloo, CUDA wait or NVTX calls)\n";
     return;
   }
   std::string out = (fs::path(dir) / "run.db").string();
