@@ -137,7 +137,7 @@ void measure_step_delays(const TuneArgs& a, const std::string& backend,
   const double tiny_ms = m.bucket_ms(64 * kProbeSteps);
   const double large_ms = m.bucket_ms(4 * kProbeLargeNumel);
   const double step_ms = kProbeStepUs / 1000;
-  const double rate = m.bucket_comm_rate_during_compute(4 * kProbeLargeNumel);
+  const double rate = m.comm_rate_during_compute();
   std::vector<double> delays, extra;
   for (const auto& it : probe(a, backend, false, dir))
     delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
@@ -210,6 +210,7 @@ tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::stri
   // inside MPI calls, i.e. once the rank waits (docs/tuner.md, MPI).
   const bool mpi = backend == "mpi";
   c.comm_rate_during_compute = mpi ? kNoProgress : comm_rate_from_cores(a.nproc, cores);
+  c.cores = int(cores);
   auto one_node = topology;
   one_node.ranks_per_node = topology.nranks();
   one_node.nodes = 1;

@@ -99,24 +99,35 @@ TEST_CASE("calibrated backend: the per-size ratios on the links they were measur
   CHECK(faster.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * (1e-9 + 8e-9 / 10)) * 1000));
 }
 
-TEST_CASE("calibrated backend: the cores slow under compute, a shaped link does not") {
+TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {
   auto c = gloo_calibration();
-  c.comm_rate_during_compute = 0.5;
-  // One node: the all-reduce is the cores' alone, slowed to the rate.
-  CHECK(ModelBackend::calibrated(c, shape(1, 4)).bucket_comm_rate_during_compute(1000000) == 0.5);
-  // Over 1 Gbit/s: 13.68 ms on the wire against 1.68 ms of the cores' (3.36
-  // slowed): the wire paces it, at full speed.
-  auto slow = ModelBackend::calibrated(c, shape(2, 2, 1));
-  CHECK(slow.bucket_comm_rate_during_compute(1000000) == 1);
-  // Over 4 Gbit/s: 0.18 + 3 = 3.18 ms with the wire, 3.36 ms for the cores
-  // under compute: they pace it, at 3.18 / 3.36 of its stand-alone speed.
-  auto fast = ModelBackend::calibrated(c, shape(2, 2, 4));
-  CHECK(fast.bucket_comm_rate_during_compute(1000000) == Approx(3.18 / 3.36));
-  // Over 10 Gbit/s the wire (0.8 ns/B) is faster than the cores: their rate.
-  CHECK(ModelBackend::calibrated(c, shape(2, 2, 10)).bucket_comm_rate_during_compute(1000000) ==
-        Approx(0.5));
-  CHECK(ModelBackend::nccl_priors(shape(2, 2, 1), GpuArch::hopper)
-            .bucket_comm_rate_during_compute(1000000) == 1);
+  c.cores = 2;
+  // 2x2 over 1 Gbit/s, declared: 8 ns/B; 16 MB last bucket, 4 MB per rank: 32 ms apart.
+  auto shaped = ModelBackend::calibrated(c, shape(2, 2, 1));
+  CHECK(shaped.stagger_ms(16000000) == Approx(4e6 * 8e-9 * 1000));
+  CHECK(ModelBackend::calibrated(c, shape(1, 4)).stagger_ms(16000000) == 0);
+  // 4 ranks on 2 cores: all 4 at once is the calibrated contention (1); 32
+  // ms apart over 10 ms of compute, 2 at once (0); 5 ms apart, 3 at once (0.5).
+  CHECK(shaped.contention(0, 10) == 1);
+  CHECK(shaped.contention(32, 10) == 0);
+  CHECK(shaped.contention(5, 10) == Approx(0.5));
+  // Unknown cores, or no more ranks than cores: as calibrated.
+  CHECK(ModelBackend::calibrated(gloo_calibration(), shape(2, 2, 1)).contention(32, 10) == 1);
+  c.cores = 4;
+  CHECK(ModelBackend::calibrated(c, shape(2, 2, 1)).contention(32, 10) == 1);
+  // In a predicted sweep: large buckets leave the ranks apart, the step
+  // delays vanish; on one node they stay.
+  c.cores = 2;
+  c.step_delay_ms = 2;
+  const auto apart = predict_sweep(layers(), ModelBackend::calibrated(c, shape(2, 2, 1)), {64}, 1);
+  c.step_delay_ms = 0;
+  const auto none = predict_sweep(layers(), ModelBackend::calibrated(c, shape(2, 2, 1)), {64}, 1);
+  CHECK(apart[0].iter_ms_median == Approx(none[0].iter_ms_median));
+  c.step_delay_ms = 2;
+  const auto together = predict_sweep(layers(), ModelBackend::calibrated(c, shape(1, 4)), {64}, 1);
+  c.step_delay_ms = 0;
+  const auto alone = predict_sweep(layers(), ModelBackend::calibrated(c, shape(1, 4)), {64}, 1);
+  CHECK(together[0].iter_ms_median > alone[0].iter_ms_median + 64 * 1.0);
 }
 
 TEST_CASE("calibrated backend, another algorithm: hierarchical on 2x4 over 1 Gbit/s") {

@@ -85,6 +85,10 @@ struct Calibration {
   // (it ends only while its thread holds a core, docs/model.md), so shorter
   // steps get proportionally less; longer ones the delay as measured.
   double step_delay_step_us = 0;
+  // The cores of the machine calibrated (0: unknown). The delays and the
+  // rate above are those of every rank computing at once on them; fewer
+  // ranks computing at once contend less (ModelBackend::contention).
+  int cores = 0;
   std::string comm_rate_source;               // how these two were obtained
   std::vector<CommObservation> points;        // intra's
   std::vector<CommObservation> inter_points;  // inter's

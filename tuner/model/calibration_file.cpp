@@ -120,6 +120,7 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"step_delay_ms", c.step_delay_ms},
             {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
             {"step_delay_step_us", c.step_delay_step_us},
+            {"cores", c.cores},
             {"comm_rate_source", c.comm_rate_source},
             {"points", points_json(c.points)}};
   if (c.inter) {
@@ -169,6 +170,7 @@ Calibration load_calibration(const std::string& path) {
     c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
   if (j.contains("step_delay_step_us"))
     c.step_delay_step_us = number(j, "step_delay_step_us", path);
+  if (j.contains("cores")) c.cores = int(number(j, "cores", path));
   c.comm_rate_source = j.value("comm_rate_source", "");
   return c;
 }

@@ -38,8 +38,7 @@ struct IterationModelOptions {
   // the rank computes, at full speed once it waits.
   double comm_rate_during_compute = 1.0;
   // Per bucket, in plan order, when given (instead of the one rate above):
-  // an all-reduce paced by a slow link slows less under compute than one
-  // paced by the cores (ModelBackend::bucket_comm_rate_during_compute).
+  // all-reduces that share the cores differently with the compute.
   std::vector<double> bucket_comm_rate_during_compute;
   // Every compute interval (forward, each backward step, optimizer) ends
   // this much later than its compute: the compute thread notices the end

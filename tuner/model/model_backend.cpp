@@ -56,13 +56,11 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
     m.intra_.beta_s_per_byte =
         std::max(m.intra_.beta_s_per_byte, seconds_per_byte(t.intra.bandwidth_gbps));
   m.intra_.alpha_s += t.intra.latency_us * 1e-6;
-  m.machine_ = c.intra.cost;
   m.inter_ = inter_link(c, t);
   m.inter_fitted_ = inter_fit_applies(c, t);
   // The residual shape belongs to the link and algorithm measured: a
   // declared bandwidth or latency, or another algorithm, gets the fit alone.
   if (m.algorithm_ == c.algorithm) {
-    m.machine_by_size_ = c.intra.by_size;
     if (t.intra.bandwidth_gbps == 0 && t.intra.latency_us == 0) m.intra_by_size_ = c.intra.by_size;
     if (m.inter_fitted_ && t.inter.bandwidth_gbps == c.inter->bandwidth_gbps &&
         t.inter.latency_us == 0)
@@ -75,6 +73,7 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   m.step_delay_ms_ = c.step_delay_ms;
   m.step_delay_comm_ms_ = c.step_delay_under_comm_ms;
   m.step_delay_step_us_ = c.step_delay_step_us;
+  m.cores_ = c.cores;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
   return m;
 }
@@ -107,18 +106,17 @@ double ModelBackend::bucket_ms(uint64_t bytes) const {
   return allreduce_on_topology_s(algorithm_, topology_, double(bytes), intra_, inter_) * 1000;
 }
 
-// The all-reduce is paced by the slower of the machine's cores, which it
-// shares with the compute (its one-node cost slowed by the rate), and the
-// links, which the compute does not touch (its full cost): a link-bound
-// all-reduce over a slow inter-node link hardly slows at all.
-double ModelBackend::bucket_comm_rate_during_compute(uint64_t bytes) const {
-  if (is_nccl() || comm_rate_ >= 1) return comm_rate_;
-  const double full = bucket_ms(bytes) / 1000;
-  const double machine =
-      allreduce_on_topology_s(algorithm_, topology_, double(bytes), machine_, machine_) *
-      machine_by_size_.at(bytes_per_step(algorithm_, topology_.nranks(), double(bytes)));
-  if (!(full > 0) || !(machine > 0)) return comm_rate_;
-  return std::min(1.0, std::max(comm_rate_, comm_rate_ * full / machine));
+double ModelBackend::stagger_ms(uint64_t bytes) const {
+  if (is_nccl() || topology_.nodes <= 1 || algorithm_ != Algorithm::ring) return 0;
+  return double(bytes) / topology_.nranks() * inter_.beta_s_per_byte * 1000;
+}
+
+double ModelBackend::contention(double stagger_ms, double compute_ms) const {
+  const double p = topology_.nranks(), cores = cores_;
+  if (cores <= 0 || p <= cores || !(compute_ms > 0)) return 1;
+  const double apart = std::min(1.0, stagger_ms / compute_ms);
+  const double at_once = p - apart * p / 2;
+  return std::clamp((at_once - cores) / (p - cores), 0.0, 1.0);
 }
 
 std::string ModelBackend::inter_description() const {

@@ -33,9 +33,20 @@ class ModelBackend {
   const Topology& topology() const { return topology_; }
   double bucket_ms(uint64_t bytes) const;
   double comm_rate_during_compute() const { return comm_rate_; }
-  // The rate for one bucket's all-reduce: the machine's share is slowed while
-  // the ranks compute, a shaped link's is not (the slower of the two paces it).
-  double bucket_comm_rate_during_compute(uint64_t bytes) const;
+  // How far apart the ranks leave an all-reduce of `bytes` (the plan's
+  // last), so start the next iteration's compute. Over a slow inter-node
+  // link a ring's last step is lopsided: the ranks whose successor is on
+  // another node hand their share to the kernel and go on, those that
+  // receive across the link wait for the wire (bytes/p at its β). 0 inside
+  // a node, where every step's sender and receiver finish together.
+  double stagger_ms(uint64_t bytes) const;
+  // The share of the calibrated CPU contention (step delays, the comm slowdown)
+  // left when the ranks start `compute_ms` of compute `stagger_ms` apart: half
+  // of them have it to themselves for that long, so fewer compute at once;
+  // contention is what exceeds the cores: (k - C) / (P - C) for k ranks
+  // computing at once, P ranks, C cores. 1 when nothing is known (no cores
+  // in the calibration, P <= C, no stagger).
+  double contention(double stagger_ms, double compute_ms) const;
   double step_delay_ms() const { return step_delay_ms_; }
   double step_delay_under_comm_ms() const { return step_delay_comm_ms_; }
   double step_delay_step_us() const { return step_delay_step_us_; }
@@ -48,12 +59,12 @@ class ModelBackend {
   Topology topology_;
   Algorithm algorithm_ = Algorithm::ring;
   LinkCost intra_, inter_;
-  LinkCost machine_;  // the calibrated link as measured: this machine's cores and loopback
   // The calibration's per-size ratios, where the link and algorithm are the
   // ones measured (empty otherwise: the fit alone).
-  SizeCorrection intra_by_size_, inter_by_size_, machine_by_size_;
+  SizeCorrection intra_by_size_, inter_by_size_;
   double comm_rate_ = 1.0;
   double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
+  int cores_ = 0;
   GpuCluster cluster_;
   bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
   std::string source_, inter_source_;

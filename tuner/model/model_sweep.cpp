@@ -4,6 +4,16 @@
 #include "tuner/model/iteration_model.h"
 
 namespace ddpscope::tuner::model {
+namespace {
+
+// Forward and backward: the compute the ranks start together, or apart.
+double compute_ms(const Workload& w) {
+  double us = w.forward_us;
+  for (const auto& p : w.params) us += p.backward_us;
+  return us / 1000;
+}
+
+}  // namespace
 
 std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& m,
                                          const std::vector<double>& bucket_mb,
@@ -13,14 +23,16 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     const BucketPlan plan = plan_buckets(w, mb, first_bucket_mb);
     std::vector<double> comm_ms;
     IterationModelOptions options;
-    for (const auto& b : plan.buckets) {
-      comm_ms.push_back(m.bucket_ms(b.bytes));
-      options.bucket_comm_rate_during_compute.push_back(m.bucket_comm_rate_during_compute(b.bytes));
-    }
+    // The last bucket's all-reduce leaves the ranks apart for the next
+    // iteration's compute: the calibrated contention applies in that share.
+    const double c = plan.buckets.empty() ? 1
+                                          : m.contention(m.stagger_ms(plan.buckets.back().bytes),
+                                                         compute_ms(w) * compute_scale);
+    for (const auto& b : plan.buckets) comm_ms.push_back(m.bucket_ms(b.bytes));
     options.compute_scale = compute_scale;
-    options.comm_rate_during_compute = m.comm_rate_during_compute();
-    options.step_delay_ms = m.step_delay_ms();
-    options.step_delay_under_comm_ms = m.step_delay_under_comm_ms();
+    options.comm_rate_during_compute = 1 - c * (1 - m.comm_rate_during_compute());
+    options.step_delay_ms = c * m.step_delay_ms();
+    options.step_delay_under_comm_ms = c * m.step_delay_under_comm_ms();
     options.step_delay_step_us = m.step_delay_step_us();
     const auto p = predict_iteration(w, plan, comm_ms, options);
 
