@@ -170,7 +170,9 @@ json calibration_json(const model::Calibration& c) {
             {"median_rel_error", f.median_rel_error},
             {"comm_rate_during_compute", c.comm_rate_during_compute},
             {"step_delay_ms", c.step_delay_ms},
-            {"step_delay_under_comm_ms", c.step_delay_under_comm_ms}};
+            {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
+            {"cores", c.cores},
+            {"by_size", model::by_size_json(f.by_size)}};
   if (c.inter) {
     const auto& g = c.inter->fit;
     j["inter"] = {{"topology", c.inter->topology},
@@ -180,7 +182,8 @@ json calibration_json(const model::Calibration& c) {
                   {"overlapped", g.cost.overlapped},
                   {"points", g.observations},
                   {"r2", g.r2},
-                  {"median_rel_error", g.median_rel_error}};
+                  {"median_rel_error", g.median_rel_error},
+                  {"by_size", model::by_size_json(g.by_size)}};
   }
   return j;
 }
@@ -203,14 +206,19 @@ std::vector<std::string> nccl_outputs(const TuneArgs& a, const tuner::Workload& 
 // given) or NCCL with its priors.
 model::ModelBackend model_for(const TuneArgs& a, const tuner::Topology& topology,
                               const std::optional<model::Calibration>& calibration) {
-  const auto arch = gpu_arch(a.model.gpu);
-  const auto algorithm = algorithm_of(a.model.algorithm);
-  if (algorithm && !calibration)
+  if (!calibration) return model::ModelBackend::nccl_priors(topology, gpu_arch(a.model.gpu));
+  return model::ModelBackend::calibrated(*calibration, topology, algorithm_of(a.model.algorithm));
+}
+
+// Every model flag, alone and together, before anything is measured:
+// calibrating takes a while, and a mistake should not cost it.
+void check_model_flags(const TuneArgs& a) {
+  gpu_arch(a.model.gpu);
+  const bool calibrated = a.model.calibrate || !a.model.calibration.empty();
+  if (algorithm_of(a.model.algorithm) && !calibrated)
     throw UsageError("--model-algorithm: only for a calibrated backend (NCCL chooses its own)");
-  if (!calibration) return model::ModelBackend::nccl_priors(topology, arch);
-  if (!a.model.nccl_tuner_config.empty())
+  if (calibrated && !a.model.nccl_tuner_config.empty())
     throw UsageError("--nccl-tuner-config: only for the NCCL model (no --calibration)");
-  return model::ModelBackend::calibrated(*calibration, topology, algorithm);
 }
 
 // Measured and predicted sweeps of one command line, and what follows from them.
@@ -275,8 +283,7 @@ bool uses_model(const TuneArgs& a) {
 
 int run_model_tune(TuneArgs& a, const tuner::Workload& w) {
   const auto topology = topology_of(a);  // bad input first: calibrating takes a while
-  algorithm_of(a.model.algorithm);
-  gpu_arch(a.model.gpu);
+  check_model_flags(a);
   const auto calibration = calibration_for(a);
   const auto m = model_for(a, topology, calibration);
   ModelRun run;

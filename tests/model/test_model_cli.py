@@ -118,6 +118,22 @@ class BadInput(unittest.TestCase):
             res = tune("--backend", "model", "--calibration", cal, "--bucket-mb", "25")
             self.assertOneLine(res, cal, "alpha_us")
 
+    def test_flags_that_do_not_go_together_are_refused_before_calibrating(self):
+        """One line, exit 2, no calibration measured (nothing written)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            cal = os.path.join(tmp, "cal.json")
+            res = tune("--backend", "gloo,model", "--calibrate", "--calibration", cal,
+                       "--nccl-tuner-config", os.path.join(tmp, "t.conf"), "--bucket-mb", "25")
+            self.assertOneLine(res, "--nccl-tuner-config")
+            self.assertNotIn("calibrating", res.stderr)
+            self.assertFalse(os.path.exists(cal))
+            res = tune("--backend", "model", "--model-algorithm", "tree", "--bucket-mb", "25")
+            self.assertOneLine(res, "--model-algorithm")
+            res = tune("--backend", "model", "--calibrate", "--model-algorithm", "ring-ish",
+                       "--calibration", cal, "--bucket-mb", "25")
+            self.assertOneLine(res, "ring-ish")
+            self.assertFalse(os.path.exists(cal))
+
 
 class Validate(unittest.TestCase):
     def sweep_and_predict(self, tmp):

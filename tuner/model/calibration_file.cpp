@@ -16,13 +16,6 @@ using nlohmann::json;
 
 double number(const json& j, const char* key, const std::string& where);
 
-json by_size_json(const SizeCorrection& c) {
-  json out = json::array();
-  for (const auto& p : c.points())
-    out.push_back({{"bytes_per_step", p.bytes_per_step}, {"ratio", p.ratio}});
-  return out;
-}
-
 // Optional (files written before it have none: no correction).
 SizeCorrection by_size_from(const json& f, const std::string& where) {
   if (!f.contains("by_size")) return {};
@@ -108,6 +101,13 @@ Algorithm algorithm_from(const std::string& name, const std::string& path) {
 }
 
 }  // namespace
+
+json by_size_json(const SizeCorrection& by_size) {
+  json out = json::array();
+  for (const auto& p : by_size.points())
+    out.push_back({{"bytes_per_step", p.bytes_per_step}, {"ratio", p.ratio}});
+  return out;
+}
 
 void save_calibration(const std::string& path, const Calibration& c) {
   json j = {{"kind", "ddpscope-calibration"},

@@ -3,6 +3,7 @@
 // later `tune --backend model --calibration FILE` predicts without measuring.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -17,5 +18,8 @@ struct CalibrationError : std::runtime_error {
 
 void save_calibration(const std::string& path, const Calibration& c);
 Calibration load_calibration(const std::string& path);  // throws CalibrationError
+
+// A fit's per-size ratios as the file has them: [{bytes_per_step, ratio}].
+nlohmann::json by_size_json(const SizeCorrection& by_size);
 
 }  // namespace ddpscope::tuner::model
