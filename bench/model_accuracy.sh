@@ -6,15 +6,22 @@
 # of tests/model/test_emulated_validation.py). Prints each round's error
 # table and, at the end, every round's median |error| per topology and the
 # median of those. Figures, never a test.
-#   bench/model_accuracy.sh [ROUNDS] [ITERS]   (defaults: 3  6)
+#   bench/model_accuracy.sh [ROUNDS] [ITERS] [SHAPED]
+#   (defaults: 3  6  2x2:inter=1gbit; SHAPED: any 4-rank multi-node topology)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ddpscope="$(realpath "${DDPSCOPE_BUILD:-build}")/ddpscope"
 rounds="${1:-3}"
 iters="${2:-6}"
+shaped="${3:-2x2:inter=1gbit}"
 sizes=0.5,2,8,32
-out="$(mktemp -d /tmp/ddpscope-model-bench-XXXXXX)"
-trap 'rm -rf "$out"' EXIT
+# KEEP=DIR keeps the calibrations and results there (to re-predict them later).
+if [[ -n ${KEEP:-} ]]; then
+  out="$KEEP" && mkdir -p "$out"
+else
+  out="$(mktemp -d /tmp/ddpscope-model-bench-XXXXXX)"
+  trap 'rm -rf "$out"' EXIT
+fi
 python3 - "$out/w.json" <<'PY'
 import json, sys
 params = [{"name": f"layer{i}.weight", "numel": 131072, "dtype": "float32",
@@ -26,18 +33,18 @@ printf "model accuracy: 32 layers of 512 KiB, 300 us backward each; gloo, 4 rank
 printf "%s rounds of calibrate + sweep, 1 warm-up + %s measured iterations; machine: %s cores, load %s\n\n" \
   "$rounds" "$iters" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
-  for t in 2x2:inter=1gbit 1x4; do
+  for t in "$shaped" 1x4; do
     cal=(--calibration "$out/cal$r.json")
-    [[ $t == 2x2* ]] && cal+=(--calibrate)
+    [[ $t == "$shaped" ]] && cal+=(--calibrate)
     "$ddpscope" tune --workload "$out/w.json" --backend gloo,model --topology "$t" "${cal[@]}" \
       --bucket-mb "$sizes" --iters "$iters" --warmup 1 --json "$out/$r-${t%%:*}.json" \
       | sed -n '/^model vs measurement/,$p'
   done
 done
-python3 - "$out" "$rounds" <<'PY'
+python3 - "$out" "$rounds" "${shaped%%:*}" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
-for t in ("2x2", "1x4"):
+for t in (sys.argv[3], "1x4"):
     errs = [json.load(open(f"{out}/{r}-{t}.json"))["validation"]["median_abs_error_pct"]
             for r in range(1, rounds + 1)]
     print(f"{t}: median |error| per round " + ", ".join(f"{e:.1f}%" for e in errs) +

@@ -106,6 +106,11 @@ TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {
   auto shaped = ModelBackend::calibrated(c, shape(2, 2, 1));
   CHECK(shaped.stagger_ms(16000000) == Approx(4e6 * 8e-9 * 1000));
   CHECK(ModelBackend::calibrated(c, shape(1, 4)).stagger_ms(16000000) == 0);
+  // One rank per node: every rank receives across the link, none leaves early.
+  CHECK(ModelBackend::calibrated(c, shape(4, 1, 1)).stagger_ms(16000000) == 0);
+  // 2x4 on 2 cores: 6 early ranks and 2 late ones; fully apart, 6 at once:
+  // (6 - 2) / (8 - 2) of the contention.
+  CHECK(ModelBackend::calibrated(c, shape(2, 4, 1)).contention(100, 10) == Approx(4.0 / 6));
   // 4 ranks on 2 cores: all 4 at once is the calibrated contention (1); 32
   // ms apart over 10 ms of compute, 2 at once (0); 5 ms apart, 3 at once (0.5).
   CHECK(shaped.contention(0, 10) == 1);

@@ -107,15 +107,21 @@ double ModelBackend::bucket_ms(uint64_t bytes) const {
 }
 
 double ModelBackend::stagger_ms(uint64_t bytes) const {
-  if (is_nccl() || topology_.nodes <= 1 || algorithm_ != Algorithm::ring) return 0;
+  // One rank per node: every rank receives across the link, none is early.
+  if (is_nccl() || topology_.nodes <= 1 || topology_.ranks_per_node <= 1 ||
+      algorithm_ != Algorithm::ring)
+    return 0;
   return double(bytes) / topology_.nranks() * inter_.beta_s_per_byte * 1000;
 }
 
 double ModelBackend::contention(double stagger_ms, double compute_ms) const {
   const double p = topology_.nranks(), cores = cores_;
   if (cores <= 0 || p <= cores || !(compute_ms > 0)) return 1;
+  // The first rank of each node receives across the link (late), the
+  // others from inside their node (early): the larger group computes at once.
+  const double late = topology_.nodes, early = p - late;
   const double apart = std::min(1.0, stagger_ms / compute_ms);
-  const double at_once = p - apart * p / 2;
+  const double at_once = p - apart * std::min(late, early);
   return std::clamp((at_once - cores) / (p - cores), 0.0, 1.0);
 }
 

@@ -35,17 +35,18 @@ class ModelBackend {
   double comm_rate_during_compute() const { return comm_rate_; }
   // How far apart the ranks leave an all-reduce of `bytes` (the plan's
   // last), so start the next iteration's compute. Over a slow inter-node
-  // link a ring's last step is lopsided: the ranks whose successor is on
-  // another node hand their share to the kernel and go on, those that
-  // receive across the link wait for the wire (bytes/p at its β). 0 inside
-  // a node, where every step's sender and receiver finish together.
+  // link a ring's last step is lopsided: a rank that receives from inside
+  // its node and sends across hands its share to the kernel and goes on,
+  // one that receives across the link waits for the wire (bytes/p at its
+  // β). 0 inside a node, and with one rank per node (all receive across).
   double stagger_ms(uint64_t bytes) const;
   // The share of the calibrated CPU contention (step delays, the comm slowdown)
-  // left when the ranks start `compute_ms` of compute `stagger_ms` apart: half
-  // of them have it to themselves for that long, so fewer compute at once;
-  // contention is what exceeds the cores: (k - C) / (P - C) for k ranks
-  // computing at once, P ranks, C cores. 1 when nothing is known (no cores
-  // in the calibration, P <= C, no stagger).
+  // left when the ranks start `compute_ms` of compute `stagger_ms` apart: the
+  // early ranks (all but each node's first) and the late ones (one per node)
+  // compute at different times, so fewer at once; contention is what exceeds
+  // the cores: (k - C) / (P - C) for k ranks computing at once, P ranks, C
+  // cores. 1 when nothing is known (no cores in the calibration, P <= C, no
+  // stagger).
   double contention(double stagger_ms, double compute_ms) const;
   double step_delay_ms() const { return step_delay_ms_; }
   double step_delay_under_comm_ms() const { return step_delay_comm_ms_; }
