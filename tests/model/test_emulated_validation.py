@@ -2,7 +2,8 @@
 """The cost model against measurement on emulated topologies (issue 6,
 validation): one calibration whose inter-node link is fitted on the shaped
 link of 2x2:inter=1gbit, then measured and predicted sweeps of the same
-workload on 2x2:inter=1gbit and on 1x4. Needs root (network namespaces, tc)."""
+workload on 2x2:inter=1gbit and on 1x4; and 2x2:inter=500mbit, calibrated on
+its own link. Needs root (network namespaces, tc)."""
 import json
 import os
 import statistics
@@ -16,6 +17,8 @@ DDPSCOPE = os.path.abspath(os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "bu
 IS_ROOT = os.geteuid() == 0
 
 SHAPED, ONE_NODE = "2x2:inter=1gbit", "1x4"
+# Half the bandwidth, calibrated on its own: twice the iteration.
+SLOWER_LINK = "2x2:inter=500mbit"
 BUCKET_MB = "0.5,2,8,32"
 # Median |error| bounds, percent (docs/model.md, "Validation on emulated
 # topologies", has the runs they come from: with the per-size ratios the
@@ -48,6 +51,10 @@ def layered_workload(path):
                    "optimizer_us": 500}, f)
 
 
+def file_name(topology):
+    return topology.replace(":", "_").replace("=", "-")
+
+
 def namespaces_of(pid):
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return [l.split()[0] for l in out.splitlines() if l.startswith(f"ddpscope-{pid}-")]
@@ -71,7 +78,7 @@ def spread_pct(out):
 @unittest.skipUnless(IS_ROOT, "emulating a topology needs root (network namespaces, tc)")
 class EmulatedValidation(unittest.TestCase):
     def sweep(self, tmp, topology, *calibration):
-        wl, js = os.path.join(tmp, "w.json"), os.path.join(tmp, topology[:3] + ".json")
+        wl, js = os.path.join(tmp, "w.json"), os.path.join(tmp, file_name(topology) + ".json")
         layered_workload(wl)
         res, left = tune("--workload", wl, "--backend", "gloo,model", "--topology", topology,
                          *calibration, "--bucket-mb", BUCKET_MB, "--iters", "6", "--warmup", "1",
@@ -90,17 +97,23 @@ class EmulatedValidation(unittest.TestCase):
         self.assertAlmostEqual(v["median_abs_error_pct"], statistics.median(errors), places=6)
         return out
 
-    def attempt(self, tmp):
-        cal = os.path.join(tmp, "cal.json")
-        shaped = self.sweep(tmp, SHAPED, "--calibrate", "--calibration", cal)
-        inter = shaped["model"]["calibration"]["inter"]
-        self.assertEqual(inter["topology"], SHAPED)
-        self.assertEqual(inter["bandwidth_gbps"], 1)
+    def calibrated_sweep(self, tmp, topology, gbps):
+        cal = os.path.join(tmp, file_name(topology) + "-cal.json")
+        out = self.sweep(tmp, topology, "--calibrate", "--calibration", cal)
+        inter = out["model"]["calibration"]["inter"]
+        self.assertEqual(inter["topology"], topology)
+        self.assertEqual(inter["bandwidth_gbps"], gbps)
         self.assertGreaterEqual(inter["points"], 3)
+        return out, cal
+
+    def attempt(self, tmp):
+        shaped, cal = self.calibrated_sweep(tmp, SHAPED, 1)
         one = self.sweep(tmp, ONE_NODE, "--calibration", cal)
+        slower, _ = self.calibrated_sweep(tmp, SLOWER_LINK, 0.5)
         problems = []
         for name, out, bound in ((SHAPED, shaped, SHAPED_BOUND_PCT),
-                                 (ONE_NODE, one, ONE_NODE_BOUND_PCT)):
+                                 (ONE_NODE, one, ONE_NODE_BOUND_PCT),
+                                 (SLOWER_LINK, slower, SHAPED_BOUND_PCT)):
             bound = max(bound, SPREAD_FACTOR * spread_pct(out))
             err = out["validation"]["median_abs_error_pct"]
             print(f"{name}: median |error| {err:.1f}% (bound {bound:.1f}%)", file=sys.stderr)
@@ -108,15 +121,18 @@ class EmulatedValidation(unittest.TestCase):
                 problems.append(f"{name}: median |error| {err:.1f}% > {bound:.1f}%")
         for backend in ("gloo", "model"):
             best = [min(r["iter_ms_median"] for r in out["results"] if r["backend"] == backend)
-                    for out in (one, shaped)]
-            if not best[1] >= SLOWER * best[0]:
-                problems.append(f"{backend}: best on {SHAPED} {best[1]:.1f} ms, not {SLOWER} x "
-                                f"the best on {ONE_NODE}, {best[0]:.1f} ms")
+                    for out in (one, shaped, slower)]
+            for (fast, slow), (a, b) in (((ONE_NODE, SHAPED), best[:2]),
+                                         ((SHAPED, SLOWER_LINK), best[1:])):
+                if not b >= SLOWER * a:
+                    problems.append(f"{backend}: best on {slow} {b:.1f} ms, not {SLOWER} x "
+                                    f"the best on {fast}, {a:.1f} ms")
         return problems
 
     def test_model_matches_emulated_sweeps(self):
-        """Median |error| within the bounds on both topologies, and the shaped
-        link's best iteration clearly slower in measurement and prediction alike."""
+        """Median |error| within the bounds on the three topologies, and each
+        slower link's best iteration clearly slower (1x4, then 1 Gbit/s, then
+        500 Mbit/s) in measurement and prediction alike."""
         problems = []
         for attempt in range(1, ATTEMPTS + 1):
             with tempfile.TemporaryDirectory() as tmp:
