@@ -7,12 +7,12 @@
 # table and, at the end, every round's median |error| per topology and the
 # median of those. Figures, never a test.
 #   bench/model_accuracy.sh [ROUNDS] [ITERS] [SHAPED]
-#   (defaults: 3  6  2x2:inter=1gbit; SHAPED: any 4-rank multi-node topology)
+#   (defaults: 3  12  2x2:inter=1gbit; SHAPED: any 4-rank multi-node topology)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ddpscope="$(realpath "${DDPSCOPE_BUILD:-build}")/ddpscope"
 rounds="${1:-3}"
-iters="${2:-6}"
+iters="${2:-12}"
 shaped="${3:-2x2:inter=1gbit}"
 sizes=0.5,2,8,32
 # KEEP=DIR keeps the calibrations and results there (to re-predict them later).
