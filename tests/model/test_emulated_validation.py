@@ -21,8 +21,8 @@ SHAPED, ONE_NODE = "2x2:inter=1gbit", "1x4"
 SLOWER_LINK = "2x2:inter=500mbit"
 BUCKET_MB = "0.5,2,8,32"
 # Median |error| bounds, percent (docs/model.md, "Validation on emulated
-# topologies", has the runs they come from: with the per-size ratios the
-# medians were 1.4-6.7 % over both topologies, mostly under 5 %). Not the
+# topologies", has the runs they come from: with the final code the medians
+# were 0.8-3.2 % over the shaped link, 2.6-10.7 % on one node). Not the
 # issue's 5 % itself: on this 2-core machine, shared with other work while
 # the suite runs, the same sweep measured twice differs by 5-10 % per setting
 # over the shaped link and by tens of percent on one node (4 ranks share 2
