@@ -56,9 +56,7 @@ model::GpuArch gpu_arch(const std::string& name) {
 
 std::optional<model::Algorithm> algorithm_of(const std::string& name) {
   if (name.empty()) return std::nullopt;
-  for (auto a : {model::Algorithm::ring, model::Algorithm::recursive_doubling,
-                 model::Algorithm::tree, model::Algorithm::hierarchical})
-    if (name == model::algorithm_name(a)) return a;
+  if (auto a = model::algorithm_named(name)) return a;
   throw UsageError("--model-algorithm: '" + name +
                    "' is not ring, recursive_doubling, tree or hierarchical");
 }

@@ -66,3 +66,12 @@ TEST_CASE("the terms are what the fit uses: time = terms · link") {
   CHECK(t.gamma_bytes == Approx(2000));
   CHECK(t.seconds(kLink) == Approx(4 * 10e-6 + 4000e-9 + 1000e-9));
 }
+
+TEST_CASE("algorithms by name: each name back to its algorithm, others refused") {
+  for (Algorithm a :
+       {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::tree, Algorithm::hierarchical})
+    CHECK(algorithm_named(algorithm_name(a)) == a);
+  CHECK_FALSE(algorithm_named("Ring").has_value());
+  CHECK_FALSE(algorithm_named("").has_value());
+  CHECK(bytes_per_step(Algorithm::ring, 4, 4e6) == Approx(1e6));  // a ring step moves bytes/p
+}

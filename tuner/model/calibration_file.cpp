@@ -92,12 +92,9 @@ InterLinkFit inter_from(const json& f, const std::string& path) {
 }
 
 Algorithm algorithm_from(const std::string& name, const std::string& path) {
-  for (Algorithm a :
-       {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::tree, Algorithm::hierarchical})
-    if (name == algorithm_name(a)) return a;
+  if (auto a = algorithm_named(name)) return *a;
   throw CalibrationError(path + ": algorithm '" + name +
-                         "' is not ring, recursive_doubling, tree "
-                         "or hierarchical");
+                         "' is not ring, recursive_doubling, tree or hierarchical");
 }
 
 }  // namespace

@@ -44,6 +44,13 @@ const char* algorithm_name(Algorithm a) {
   return "?";
 }
 
+std::optional<Algorithm> algorithm_named(const std::string& name) {
+  for (Algorithm a :
+       {Algorithm::ring, Algorithm::recursive_doubling, Algorithm::tree, Algorithm::hierarchical})
+    if (name == algorithm_name(a)) return a;
+  return std::nullopt;
+}
+
 CostTerms ring_terms(int p, double bytes) {
   if (p <= 1) return {};
   const double steps = p - 1;

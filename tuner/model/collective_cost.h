@@ -8,6 +8,8 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "tuner/topology.h"
 
@@ -44,6 +46,8 @@ struct CostTerms {
 
 enum class Algorithm { ring, recursive_doubling, tree, hierarchical };
 const char* algorithm_name(Algorithm a);
+// The algorithm of that name; nullopt for any other name.
+std::optional<Algorithm> algorithm_named(const std::string& name);
 
 // Ring (reduce-scatter then all-gather): 2(p-1) steps of bytes/p each;
 // the first p-1 steps reduce what they receive.
