@@ -172,10 +172,6 @@ TuneArgs on_one_node(const TuneArgs& a, const tuner::Topology& topology) {
   return one;
 }
 
-tuner::Topology topology_of(const TuneArgs& a) {
-  return tuner::parse_topology(a.topology.empty() ? "1x" + std::to_string(a.nproc) : a.topology);
-}
-
 // Small all-reduces on one node are measured a second time once the other
 // fits are done. Per size the mean of the two; but where they differ by
 // more than kStateRatio, the slower, and it is said: on this shared machine
@@ -228,14 +224,14 @@ void fit_links(const TuneArgs& a, const std::string& backend, const tuner::Topol
 
 }  // namespace
 
-tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend) {
+tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend,
+                                              const tuner::Topology& topology) {
   TempDir dir;
   tuner::model::Calibration c;
   c.backend = backend;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   c.host = host;
-  const auto topology = topology_of(a);
   fit_links(a, backend, topology, &c, dir.path);
   std::cerr << "calibrating " << backend << ": compute steps\n";
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);

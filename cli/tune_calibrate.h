@@ -7,6 +7,7 @@
 
 #include "cli/tune_flow.h"
 #include "tuner/model/calibration.h"
+#include "tuner/topology.h"
 
 namespace ddpscope::cli {
 
@@ -16,8 +17,10 @@ namespace ddpscope::cli {
 //    all-reduce: how late a step ends on the slowest rank (the step delay),
 //    and how much later while communication runs.
 // The communication rate under compute follows from ranks and cores.
-// Runs on `a.nproc` ranks of `backend`; throws std::runtime_error if the
-// ranks fail, std::invalid_argument if the fit is impossible.
-tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend);
+// Runs on `a.nproc` ranks of `backend` on `topology` (a's --topology, as
+// parsed by the caller); throws std::runtime_error if the ranks fail,
+// std::invalid_argument if the fit is impossible.
+tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend,
+                                              const tuner::Topology& topology);
 
 }  // namespace ddpscope::cli

@@ -62,13 +62,14 @@ std::optional<model::Algorithm> algorithm_of(const std::string& name) {
 }
 
 // The calibration to model with: measured now, read from a file, or none (NCCL).
-std::optional<model::Calibration> calibration_for(const TuneArgs& a) {
+std::optional<model::Calibration> calibration_for(const TuneArgs& a,
+                                                  const tuner::Topology& topology) {
   const auto& m = a.model;
   if (m.calibrate) {
     const auto measured = split_list(measured_backends(a));
     const std::string backend = measured.empty() ? "gloo" : measured[0];
     if (backend == "nccl") throw UsageError("--calibrate: NCCL is modelled from its priors");
-    auto c = measure_calibration(a, backend);
+    auto c = measure_calibration(a, backend, topology);
     if (!m.calibration.empty()) model::save_calibration(m.calibration, c);
     return c;
   }
@@ -155,33 +156,23 @@ json validation_json(const model::Validation& v) {
           {"max_abs_error_pct", v.max_abs_error_pct}};
 }
 
+// As the calibration file has the fits (with `points`, the observations),
+// and what the model takes from the calibration besides.
 json calibration_json(const model::Calibration& c) {
-  const auto& f = c.intra;
-  json j = {{"backend", c.backend},
+  json j = model::link_fit_json(c.intra);
+  j.update({{"backend", c.backend},
             {"algorithm", model::algorithm_name(c.algorithm)},
-            {"alpha_us", f.cost.alpha_s * 1e6},
-            {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
-            {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
-            {"overlapped", f.cost.overlapped},
-            {"points", f.observations},
-            {"r2", f.r2},
-            {"median_rel_error", f.median_rel_error},
+            {"points", c.intra.observations},
             {"comm_rate_during_compute", c.comm_rate_during_compute},
             {"step_delay_ms", c.step_delay_ms},
             {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
-            {"cores", c.cores},
-            {"by_size", model::by_size_json(f.by_size)}};
+            {"cores", c.cores}});
   if (c.inter) {
-    const auto& g = c.inter->fit;
-    j["inter"] = {{"topology", c.inter->topology},
+    json inter = model::link_fit_json(c.inter->fit);
+    inter.update({{"topology", c.inter->topology},
                   {"bandwidth_gbps", c.inter->bandwidth_gbps},
-                  {"alpha_us", g.cost.alpha_s * 1e6},
-                  {"beta_ns_per_byte", g.cost.beta_s_per_byte * 1e9},
-                  {"overlapped", g.cost.overlapped},
-                  {"points", g.observations},
-                  {"r2", g.r2},
-                  {"median_rel_error", g.median_rel_error},
-                  {"by_size", model::by_size_json(g.by_size)}};
+                  {"points", c.inter->fit.observations}});
+    j["inter"] = inter;
   }
   return j;
 }
@@ -282,7 +273,7 @@ bool uses_model(const TuneArgs& a) {
 int run_model_tune(TuneArgs& a, const tuner::Workload& w) {
   const auto topology = topology_of(a);  // bad input first: calibrating takes a while
   check_model_flags(a);
-  const auto calibration = calibration_for(a);
+  const auto calibration = calibration_for(a, topology);
   const auto m = model_for(a, topology, calibration);
   ModelRun run;
   TuneArgs measured_args = a;

@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <fstream>
 
+#include "tests/model/model_test_support.h"
 #include "tuner/model/calibration.h"
 #include "tuner/model/calibration_file.h"
 #include "tuner/model/least_squares.h"
 
 using namespace ddpscope::tuner::model;
+using namespace ddpscope::tuner::model::test;
 
 namespace {
 
@@ -23,12 +25,6 @@ CommObservation observe(int p, std::vector<double> buckets, const LinkCost& trut
 }
 
 const LinkCost kTruth{40e-6, 2.5e-9, 0};  // 40 µs per step, 0.4 GB/s
-
-LinkFit link_fit(const LinkCost& cost) {
-  LinkFit f;
-  f.cost = cost;
-  return f;
-}
 
 // The fit times the per-size ratios, as ModelBackend predicts a bucket.
 double corrected(const CommObservation& o, const LinkFit& fit) {

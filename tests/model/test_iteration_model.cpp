@@ -86,25 +86,11 @@ TEST_CASE("iteration: communication slowed under compute, full speed once backwa
   CHECK(q.buckets[0].end_ms == Approx(3 + 1.0));
 }
 
-TEST_CASE("iteration: a rate per bucket, and a malformed list refused") {
+TEST_CASE("iteration: a rate under compute that is not positive is refused") {
   IterationModelOptions o;
-  o.comm_rate_during_compute = 0.5;              // overridden by the list
-  o.bucket_comm_rate_during_compute = {1, 0.5};  // bucket 0 link-bound, 1 core-bound
-  auto p = predict_iteration(four_layers(), plan_of({{3}, {2, 1, 0}}), {1.5, 1}, o);
-  // bucket 0 from 3 at full speed: 3..4.5; bucket 1 ready at 6 after backward: 6..7.
-  CHECK(p.buckets[0].end_ms == Approx(4.5));
-  CHECK(p.buckets[1].end_ms == Approx(7));
-  // Under compute bucket 1 is the slowed one: from 4 (ready) 2 ms of compute at
-  // half speed do 1 ms of its 1.5, the rest after backward: 6..6.5.
-  o.bucket_comm_rate_during_compute = {0.5, 1};
-  auto q = predict_iteration(four_layers(), plan_of({{3, 2}, {1, 0}}), {1.5, 1.5}, o);
-  CHECK(q.buckets[0].end_ms == Approx(6.5));
-  CHECK(q.buckets[1].end_ms == Approx(8));
-  o.bucket_comm_rate_during_compute = {1};
+  o.comm_rate_during_compute = 0;
   CHECK_THROWS_WITH(predict_iteration(four_layers(), plan_of({{3, 2}, {1, 0}}), {1, 1}, o),
-                    "model: one communication rate per bucket is needed");
-  o.bucket_comm_rate_during_compute = {1, 0};
-  CHECK_THROWS(predict_iteration(four_layers(), plan_of({{3, 2}, {1, 0}}), {1, 1}, o));
+                    "model: the communication rate during compute must be positive");
 }
 
 TEST_CASE("iteration: instant communication hides fully, compute scale stretches compute") {

@@ -1,20 +1,16 @@
 // Modelled backends on topologies, predicted sweeps and the error table.
 #include <catch2/catch.hpp>
 
+#include "tests/model/model_test_support.h"
 #include "tuner/model/model_backend.h"
 #include "tuner/model/model_sweep.h"
 #include "tuner/model/validation.h"
 
 using namespace ddpscope::tuner;
 using namespace ddpscope::tuner::model;
+using namespace ddpscope::tuner::model::test;
 
 namespace {
-
-LinkFit link_fit(const LinkCost& cost) {
-  LinkFit f;
-  f.cost = cost;
-  return f;
-}
 
 Calibration gloo_calibration() {
   Calibration c;
@@ -22,14 +18,6 @@ Calibration gloo_calibration() {
   c.intra.cost = {30e-6, 1e-9, 0};  // 30 µs per step, 1 GB/s
   c.comm_rate_during_compute = 1;
   return c;
-}
-
-Topology shape(int nodes, int per_node, double inter_gbps = 0) {
-  Topology t;
-  t.nodes = nodes;
-  t.ranks_per_node = per_node;
-  t.inter.bandwidth_gbps = inter_gbps;
-  return t;
 }
 
 // 64 gradients of 1 MiB, 500 µs of backward each.

@@ -1,22 +1,12 @@
 // NCCL's cost model (2.20.3 constants) against values worked out by hand.
 #include <catch2/catch.hpp>
 
+#include "tests/model/model_test_support.h"
 #include "tuner/model/nccl_priors.h"
 
 using namespace ddpscope::tuner;
 using namespace ddpscope::tuner::model;
-
-namespace {
-
-Topology shape(int nodes, int per_node, double inter_gbps = 0) {
-  Topology t;
-  t.nodes = nodes;
-  t.ranks_per_node = per_node;
-  t.inter.bandwidth_gbps = inter_gbps;
-  return t;
-}
-
-}  // namespace
+using namespace ddpscope::tuner::model::test;
 
 TEST_CASE("cluster defaults: Hopper NVLink (18 links x 20.6 GB/s), 400 Gbit/s = 50 GB/s") {
   auto c = gpu_cluster_for(shape(8, 8, 400));

@@ -31,20 +31,6 @@ SizeCorrection by_size_from(const json& f, const std::string& where) {
   return SizeCorrection(points);
 }
 
-json fit_json(const LinkFit& f) {
-  return {{"alpha_us", f.cost.alpha_s * 1e6},
-          {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
-          {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
-          {"gamma_fitted", f.gamma_fitted},
-          {"overlapped", f.cost.overlapped},
-          {"observations", f.observations},
-          {"distinct_sizes", f.distinct_sizes},
-          {"r2", f.r2},
-          {"median_rel_error", f.median_rel_error},
-          {"max_rel_error", f.max_rel_error},
-          {"by_size", by_size_json(f.by_size)}};
-}
-
 // Reads a number that must be there and be finite and non-negative.
 double number(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || !j[key].is_number())
@@ -97,13 +83,27 @@ Algorithm algorithm_from(const std::string& name, const std::string& path) {
                          "' is not ring, recursive_doubling, tree or hierarchical");
 }
 
-}  // namespace
-
 json by_size_json(const SizeCorrection& by_size) {
   json out = json::array();
   for (const auto& p : by_size.points())
     out.push_back({{"bytes_per_step", p.bytes_per_step}, {"ratio", p.ratio}});
   return out;
+}
+
+}  // namespace
+
+json link_fit_json(const LinkFit& f) {
+  return {{"alpha_us", f.cost.alpha_s * 1e6},
+          {"beta_ns_per_byte", f.cost.beta_s_per_byte * 1e9},
+          {"gamma_ns_per_byte", f.cost.gamma_s_per_byte * 1e9},
+          {"gamma_fitted", f.gamma_fitted},
+          {"overlapped", f.cost.overlapped},
+          {"observations", f.observations},
+          {"distinct_sizes", f.distinct_sizes},
+          {"r2", f.r2},
+          {"median_rel_error", f.median_rel_error},
+          {"max_rel_error", f.max_rel_error},
+          {"by_size", by_size_json(f.by_size)}};
 }
 
 void save_calibration(const std::string& path, const Calibration& c) {
@@ -112,7 +112,7 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"backend", c.backend},
             {"host", c.host},
             {"algorithm", algorithm_name(c.algorithm)},
-            {"intra", fit_json(c.intra)},
+            {"intra", link_fit_json(c.intra)},
             {"comm_rate_during_compute", c.comm_rate_during_compute},
             {"step_delay_ms", c.step_delay_ms},
             {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
@@ -121,7 +121,7 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"comm_rate_source", c.comm_rate_source},
             {"points", points_json(c.points)}};
   if (c.inter) {
-    j["inter"] = fit_json(c.inter->fit);
+    j["inter"] = link_fit_json(c.inter->fit);
     j["inter"]["topology"] = c.inter->topology;
     j["inter"]["bandwidth_gbps"] = c.inter->bandwidth_gbps;
     j["inter_points"] = points_json(c.inter_points);

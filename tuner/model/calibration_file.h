@@ -19,7 +19,7 @@ struct CalibrationError : std::runtime_error {
 void save_calibration(const std::string& path, const Calibration& c);
 Calibration load_calibration(const std::string& path);  // throws CalibrationError
 
-// A fit's per-size ratios as the file has them: [{bytes_per_step, ratio}].
-nlohmann::json by_size_json(const SizeCorrection& by_size);
+// A fitted link as the file has it: α, β, γ, the fit's quality, by_size.
+nlohmann::json link_fit_json(const LinkFit& f);
 
 }  // namespace ddpscope::tuner::model

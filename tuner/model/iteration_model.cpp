@@ -11,9 +11,8 @@ namespace {
 // The one comm stream: launched all-reduces run one at a time, in order.
 class CommStream {
  public:
-  // `rate[k]`: bucket k's speed while the rank computes (1 once it waits).
-  CommStream(const std::vector<double>& work_ms, const std::vector<double>& rate,
-             std::vector<BucketTiming>* timings)
+  // `rate`: an all-reduce's speed while the rank computes (1 once it waits).
+  CommStream(const std::vector<double>& work_ms, double rate, std::vector<BucketTiming>* timings)
       : work_(work_ms), rate_(rate), timings_(timings) {}
   void launch(size_t k, double at_ms) {
     (*timings_)[k].ready_ms = at_ms;
@@ -25,7 +24,7 @@ class CommStream {
   void advance(double until, bool computing) {
     while (running_ < launched_ && now_ < until) {
       BucketTiming& b = (*timings_)[running_];
-      const double rate = computing ? rate_[running_] : 1.0;
+      const double rate = computing ? rate_ : 1.0;
       if (done_ == 0) b.start_ms = std::max(now_, b.ready_ms);
       now_ = std::max(now_, b.ready_ms);
       const double left = work_[running_] - done_;
@@ -49,7 +48,7 @@ class CommStream {
 
  private:
   const std::vector<double>& work_;
-  const std::vector<double>& rate_;
+  double rate_;
   std::vector<BucketTiming>* timings_;
   size_t launched_ = 0, running_ = 0;
   double done_ = 0;  // of the running all-reduce's work
@@ -63,20 +62,15 @@ IterationPrediction predict_iteration(const Workload& w, const BucketPlan& plan,
                                       const IterationModelOptions& options) {
   if (bucket_comm_ms.size() != plan.buckets.size())
     throw std::invalid_argument("model: one communication time per bucket is needed");
-  std::vector<double> rates = options.bucket_comm_rate_during_compute;
-  if (rates.empty()) rates.assign(plan.buckets.size(), options.comm_rate_during_compute);
-  if (rates.size() != plan.buckets.size())
-    throw std::invalid_argument("model: one communication rate per bucket is needed");
-  for (double r : rates)
-    if (!(r > 0))
-      throw std::invalid_argument("model: the communication rate during compute must be positive");
+  if (!(options.comm_rate_during_compute > 0))
+    throw std::invalid_argument("model: the communication rate during compute must be positive");
   IterationPrediction out;
   out.buckets.resize(plan.buckets.size());
   const double scale = options.compute_scale;
   const LaunchSchedule schedule = launch_schedule(w, plan);
   const auto& order = schedule.order;
   const auto& launch_after = schedule.bucket_step;
-  CommStream stream(bucket_comm_ms, rates, &out.buckets);
+  CommStream stream(bucket_comm_ms, options.comm_rate_during_compute, &out.buckets);
   // A compute interval as the rank lives it: a zero-length one is no wait at all.
   // The share of the measured delays an interval of `us` gets.
   auto delay_share = [&](double us) {

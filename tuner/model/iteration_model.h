@@ -37,9 +37,6 @@ struct IterationModelOptions {
   // Communication progresses at this fraction of its stand-alone speed while
   // the rank computes, at full speed once it waits.
   double comm_rate_during_compute = 1.0;
-  // Per bucket, in plan order, when given (instead of the one rate above):
-  // all-reduces that share the cores differently with the compute.
-  std::vector<double> bucket_comm_rate_during_compute;
   // Every compute interval (forward, each backward step, optimizer) ends
   // this much later than its compute: the compute thread notices the end
   // only when it next runs. A backward step that starts while an all-reduce
