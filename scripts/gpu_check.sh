@@ -4,12 +4,16 @@
 # `ddpscope record` and asserts what CUPTI, NVTX and the CUDA hooks must give.
 # Prints a short table; exits 1 on the first failed check.
 #
-#   scripts/gpu_check.sh [BUILD_DIR]     (default: build-gpu-carry, build-gpu, else build)
+#   scripts/gpu_check.sh [BUILD_DIR] [--keep DIR]   (default: build-gpu-carry, build-gpu, else build)
 #
 # Build here with scripts/gpu_build.sh, carry build-gpu-carry/ to the GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build="${1:-}"
+build=""
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+  build="$1"
+  shift
+fi
 if [ -z "$build" ]; then
   for build in build-gpu-carry build-gpu build; do
     [ -x "$build/ddpscope" ] && break
@@ -26,4 +30,4 @@ if [ -z "$python" ]; then
   echo "gpu_check: no Python with a CUDA-enabled torch and a visible GPU" >&2
   exit 2
 fi
-exec "$python" scripts/gpu_check.py --build "$build"
+exec "$python" scripts/gpu_check.py --build "$build" "$@"

@@ -25,6 +25,9 @@ void KernelLinker::attach(bool final, std::vector<KernelRecord>& unlinked) {
     auto owner = link == links_.end() ? pending_.end() : pending_.find(link->second.external);
     if (owner != pending_.end()) {
       if (owner->second.since_activity < 0) owner->second.since_activity = 0;
+      // Launched inside an NCCL call, so communication whatever its name: a
+      // one-rank communicator runs NCCL's oneRankReduce, not an ncclDevKernel.
+      if (w.kernel.kind == KernelKind::compute) w.kernel.kind = KernelKind::comm;
       owner->second.group.kernels.push_back(std::move(w.kernel));
     } else if (!final && w.kernel.kind == KernelKind::comm && ++w.age <= kMaxWaitFlushes) {
       still.push_back(std::move(w));

@@ -125,6 +125,26 @@ TEST_CASE("copy-engine collectives are attributed through the correlation, not t
   CHECK(f2.done[0].collectives[0].end_ns == 480);
 }
 
+// Seen on an H100 (docs/gpu.md): an AVG all-reduce on a one-rank communicator
+// runs NCCL's oneRankReduce kernel, whose name is no ncclDevKernel_*.
+TEST_CASE("a kernel launched inside an NCCL call is communication whatever its name") {
+  KernelLinker l;
+  l.add_collective(collective(0, 100), 14);
+  ActivityBatch b;
+  b.links = {{80, 14}};
+  b.kernels = {activity(KernelKind::compute, 80, 200, 260),
+               activity(KernelKind::compute, 81, 300, 400)};  // the job's own kernel
+  l.add_activities(b);
+  Flush f1 = take(l);
+  REQUIRE(f1.unlinked.size() == 1);
+  CHECK(f1.unlinked[0].kind == KernelKind::compute);
+  Flush f2 = take(l);
+  REQUIRE(f2.done.size() == 1);
+  REQUIRE(f2.done[0].kernels.size() == 1);
+  CHECK(f2.done[0].kernels[0].kind == KernelKind::comm);
+  CHECK(f2.done[0].collectives[0].timing == Timing::cupti);
+}
+
 TEST_CASE("a collective without GPU work is written host-timed after a bounded wait") {
   KernelLinker l;
   l.add_collective(collective(0, 100), 13);
