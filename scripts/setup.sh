@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs what ddpscope needs from Debian's packages, only what is missing.
+# Installs what ddpscope needs, only what is missing: Debian's packages, then
+# the pinned PyPI torch (scripts/torch-requirements.txt) into .venv/.
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -10,18 +12,34 @@ packages=(
   python3-torch
   chromium
   libxml2-utils iproute2   # xmllint and ip/tc for the check tests (tests/check)
+  python3-venv             # for .venv when the python3 on PATH has no venv module
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: done"
+fi
 
-echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
+# The PyPI torch, in a virtual environment of the project's own. A stamp holds
+# the requirements it was made from, so a changed pin re-installs.
+venv=.venv
+req=scripts/torch-requirements.txt
+if ! cmp -s "$req" "$venv/.ddpscope-requirements" 2>/dev/null; then
+  base=python3
+  "$base" -c "import venv, ensurepip" 2>/dev/null || base=/usr/bin/python3
+  echo "setup: installing $(grep -v '^#' "$req" | tr '\n' ' ')into $venv (PyPI, ~4 GB with CUDA libraries)"
+  rm -rf "$venv"
+  "$base" -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+  cp "$req" "$venv/.ddpscope-requirements"
+  echo "setup: $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)') in $venv"
+fi
