@@ -34,17 +34,18 @@ cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, uns
 namespace ddpscope::inject::cuda {
 namespace {
 
-// What the job gets when no libcudart is loaded behind us: the runtime's own
+// Where no loaded object defines the function (symbols.h): the runtime's own
 // answer when it cannot initialise (cudaErrorInitializationError).
 constexpr cudaError_t kNoRuntime = 3;
 
-// pip's torch loads libcudart RTLD_LOCAL from its wheel: find_real looks past
-// RTLD_NEXT to the loaded library by soname, then by path.
+// pip's torch loads libcudart RTLD_LOCAL from its wheel: the search looks past
+// RTLD_NEXT into the caller's scope (symbols.h).
 template <typename Fn>
-[[gnu::always_inline]] inline Fn real(std::atomic<void*>& cache, const char* name) {
+[[gnu::always_inline]] inline Fn real(std::atomic<void*>& cache, const char* name,
+                                      const void* caller) {
   return cached_real<Fn>(cache, [&] {
     return resolve_real(cache, {name}, {"libcudart.so.13", "libcudart.so.12", "libcudart.so"},
-                        " (no libcudart loaded)");
+                        caller, "cudaErrorInitializationError");
   });
 }
 
@@ -67,11 +68,11 @@ cudaError_t wait(SyncCall call, cudaStream_t stream, Fn real_fn, Args... args) {
 }  // namespace
 }  // namespace ddpscope::inject::cuda
 
-#define DDPSCOPE_REAL_CUDART(name)                                        \
-  ([]() {                                                                 \
-    static std::atomic<void*> cache{nullptr};                             \
-    return ::ddpscope::inject::cuda::real<decltype(&name)>(cache, #name); \
-  }())
+#define DDPSCOPE_REAL_CUDART(name)                                                \
+  ([](const void* caller) {                                                       \
+    static std::atomic<void*> cache{nullptr};                                     \
+    return ::ddpscope::inject::cuda::real<decltype(&name)>(cache, #name, caller); \
+  }(DDPSCOPE_CALLER()))
 
 using ddpscope::SyncCall;
 using ddpscope::inject::cuda::wait;

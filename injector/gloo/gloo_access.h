@@ -2,8 +2,9 @@
 // size, element size, root, tag and context we record). A class derived from
 // each options class may name the protected members, and a pointer to member
 // formed there is applied to the base object: well-defined C++, no layout
-// guessing. Compiled against the same Gloo headers as the libgloo that torch
-// links (Debian's libgloo-dev), so the layout is the one at run time.
+// guessing. Compiled against Debian's libgloo-dev headers; a Gloo built from
+// other sources (PyPI's torch has its own inside libtorch_cpu.so) is checked
+// to have the same layout before these reads are trusted (gloo_layout.h).
 #pragma once
 
 #include <gloo/allgather.h>
@@ -17,9 +18,31 @@
 #include <gloo/reduce.h>
 #include <gloo/scatter.h>
 
+#include <atomic>
+#include <cstring>
 #include <numeric>
 
 namespace ddpscope::inject::gloo_access {
+
+// gloo::Context's rank and size lie where that Gloo's Context puts them:
+// after a vtable pointer in Debian's Gloo (a polymorphic Context), at offset 0
+// in the Gloo inside PyPI's torch (a plain Context, whose polymorphic
+// rendezvous::Context puts its own vtable pointer just before it). Set once
+// by gloo_layout before any read is trusted.
+inline std::atomic<int> g_context_rank_offset{-1};
+
+struct ContextRanks {
+  int rank = -1, size = 0;
+};
+inline ContextRanks ranks_of(const gloo::Context* ctx) {
+  ContextRanks r;
+  int offset = g_context_rank_offset.load(std::memory_order_relaxed);
+  if (!ctx || offset < 0) return r;
+  const char* at = reinterpret_cast<const char*>(ctx) + offset;
+  std::memcpy(&r.rank, at, sizeof(int));
+  std::memcpy(&r.size, at + sizeof(int), sizeof(int));
+  return r;
+}
 
 // What a hook records about one Gloo call.
 struct GlooCall {
@@ -123,7 +146,7 @@ struct Gather : gloo::GatherOptions {
     size_t es = o.*(&Gather::elementSize);
     const gloo::Context* ctx = (o.*(&Gather::context)).get();
     uint64_t per_rank = buffer_size(o.*(&Gather::in));
-    uint64_t bytes = per_rank * uint64_t(ctx ? ctx->size : 1);
+    uint64_t bytes = per_rank * uint64_t(ctx ? ranks_of(ctx).size : 1);
     return {ctx, es ? size_t(per_rank / es) : 0, es, bytes, o.*(&Gather::root), o.*(&Gather::tag)};
   }
 };
@@ -133,7 +156,7 @@ struct Scatter : gloo::ScatterOptions {
     size_t es = o.*(&Scatter::elementSize);
     const gloo::Context* ctx = (o.*(&Scatter::context)).get();
     uint64_t per_rank = buffer_size(o.*(&Scatter::out));
-    uint64_t bytes = per_rank * uint64_t(ctx ? ctx->size : 1);
+    uint64_t bytes = per_rank * uint64_t(ctx ? ranks_of(ctx).size : 1);
     return {
         ctx, es ? size_t(per_rank / es) : 0, es, bytes, o.*(&Scatter::root), o.*(&Scatter::tag)};
   }

@@ -5,12 +5,14 @@
 // run collectives in a different order than they were issued: the Gloo tag,
 // ProcessGroupGloo's collective counter, is recorded as `seq` to match them.
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "injector/gloo/gloo_access.h"
+#include "injector/gloo/gloo_layout.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/comm_registry.h"
-#include "injector/runtime/log.h"
 #include "injector/runtime/symbols.h"
 #include "profiler/core/clock.h"
 
@@ -29,14 +31,15 @@ CommInfo* context_info(const gloo::Context* ctx) {
   static std::unordered_map<int, uint64_t> seen_by_size;
   std::lock_guard<std::mutex> lock(mu);
   if (CommInfo* c = comm_registry().find(ctx)) return c;
-  uint64_t parts[3] = {0x676c6f6f /* "gloo" */, uint64_t(ctx->size), seen_by_size[ctx->size]++};
+  auto [rank, size] = gloo_access::ranks_of(ctx);
+  uint64_t parts[3] = {0x676c6f6f /* "gloo" */, uint64_t(size), seen_by_size[size]++};
   uint64_t id = fnv1a(parts, sizeof parts) & 0x7fffffffffffffffull;
-  CommInfo* c = comm_registry().put(ctx, id, ctx->size, ctx->rank, -1, Backend::gloo);
+  CommInfo* c = comm_registry().put(ctx, id, size, rank, -1, Backend::gloo);
   if (!c) return nullptr;
   if (Event* e = reserve_event()) {
     e->kind = EventKind::comm_init;
-    e->comm_init = CommInitEvent{
-        clock::ticks(), id, 0, ctx->size, ctx->rank, -1, Backend::gloo, CommOrigin::first_use};
+    e->comm_init =
+        CommInitEvent{clock::ticks(), id, 0, size, rank, -1, Backend::gloo, CommOrigin::first_use};
     publish_event();
   }
   return c;
@@ -58,8 +61,9 @@ void emit(Op op, const GlooCall& g, uint64_t t0, uint64_t t1) {
   c.group_id = 0;
   c.root = g.root;
   c.peer = -1;
-  c.comm_rank = g.context ? g.context->rank : -1;
-  c.nranks = g.context ? g.context->size : 0;
+  auto [rank, size] = gloo_access::ranks_of(g.context);
+  c.comm_rank = rank;
+  c.nranks = size;
   c.tid = thread_id();
   c.timer = kNoTimer;
   c.op = op;
@@ -72,25 +76,27 @@ void emit(Op op, const GlooCall& g, uint64_t t0, uint64_t t1) {
 template <typename Options>
 using GlooFn = void (*)(Options&);
 
+// Gloo is libgloo.so.0 under Debian's torch and part of libtorch_cpu.so in
+// PyPI's wheels: the search names no library (symbols.h).
 template <typename Options>
-GlooFn<Options> real(std::atomic<void*>& cache, const char* mangled) {
-  void* p = cache.load(std::memory_order_acquire);
-  if (!p) {
-    p = find_real({mangled}, {"libgloo.so.0", "libgloo.so"});
-    cache.store(p, std::memory_order_release);
-  }
-  return reinterpret_cast<GlooFn<Options>>(p);
+[[gnu::always_inline]] inline GlooFn<Options> real(std::atomic<void*>& cache, const char* mangled,
+                                                   const void* caller) {
+  return cached_real<GlooFn<Options>>(cache, [&] {
+    return resolve_real(cache, {mangled}, {"libgloo.so.0"}, caller, "an exception");
+  });
 }
 
-// Every hook: find the real function, run it, record the interval around it.
+// Every hook: run the real function, and record the interval around it when
+// the options can be read (gloo_layout.h). The call itself is never skipped.
 template <typename Access, typename Options>
-void intercept(Op op, Options& opts, std::atomic<void*>& cache, const char* mangled) {
-  auto fn = real<Options>(cache, mangled);
-  if (!fn) {
-    notice_once(Notice::no_real_symbol, "cannot find the real %s in libgloo", mangled);
-    return;
-  }
-  if (!capturing()) return fn(opts);
+void intercept(int op_index, Op op, Options& opts, std::atomic<void*>& cache, const char* mangled,
+               const void* caller) {
+  auto fn = real<Options>(cache, mangled, caller);
+  // Gloo reports failure by exception; code linked with Gloo always has a
+  // definition, so only a lookup by name can get here (symbols.h).
+  if (!fn) throw std::runtime_error(std::string("ddpscope: no loaded object defines ") + mangled);
+  if (!capturing() || !gloo_layout::trusted(op_index, opts, reinterpret_cast<const void*>(fn)))
+    return fn(opts);
   ReentrancyGuard guard;
   uint64_t t0 = clock::ticks();
   fn(opts);  // a Gloo exception propagates to the caller unrecorded, as it would without us
@@ -101,30 +107,30 @@ void intercept(Op op, Options& opts, std::atomic<void*>& cache, const char* mang
 }  // namespace
 }  // namespace ddpscope::inject::gloo_hooks
 
-#define DDPSCOPE_GLOO_HOOK(name, Access, Options, op, mangled)                          \
+#define DDPSCOPE_GLOO_HOOK(index, name, Access, Options, op, mangled)                   \
   void name(Options& opts) {                                                            \
     static std::atomic<void*> cache{nullptr};                                           \
     ::ddpscope::inject::gloo_hooks::intercept<::ddpscope::inject::gloo_access::Access>( \
-        ::ddpscope::Op::op, opts, cache, mangled);                                      \
+        index, ::ddpscope::Op::op, opts, cache, mangled, DDPSCOPE_CALLER());            \
   }
 
 namespace gloo {
-DDPSCOPE_GLOO_HOOK(allreduce, Allreduce, const AllreduceOptions, allreduce,
+DDPSCOPE_GLOO_HOOK(0, allreduce, Allreduce, const AllreduceOptions, allreduce,
                    "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE")
-DDPSCOPE_GLOO_HOOK(broadcast, Broadcast, BroadcastOptions, broadcast,
+DDPSCOPE_GLOO_HOOK(1, broadcast, Broadcast, BroadcastOptions, broadcast,
                    "_ZN4gloo9broadcastERNS_16BroadcastOptionsE")
-DDPSCOPE_GLOO_HOOK(reduce, Reduce, ReduceOptions, reduce, "_ZN4gloo6reduceERNS_13ReduceOptionsE")
-DDPSCOPE_GLOO_HOOK(allgather, Allgather, AllgatherOptions, allgather,
+DDPSCOPE_GLOO_HOOK(2, reduce, Reduce, ReduceOptions, reduce, "_ZN4gloo6reduceERNS_13ReduceOptionsE")
+DDPSCOPE_GLOO_HOOK(3, allgather, Allgather, AllgatherOptions, allgather,
                    "_ZN4gloo9allgatherERNS_16AllgatherOptionsE")
-DDPSCOPE_GLOO_HOOK(allgatherv, Allgatherv, AllgathervOptions, allgather,
+DDPSCOPE_GLOO_HOOK(4, allgatherv, Allgatherv, AllgathervOptions, allgather,
                    "_ZN4gloo10allgathervERNS_17AllgathervOptionsE")
-DDPSCOPE_GLOO_HOOK(alltoall, Alltoall, AlltoallOptions, alltoall,
+DDPSCOPE_GLOO_HOOK(5, alltoall, Alltoall, AlltoallOptions, alltoall,
                    "_ZN4gloo8alltoallERNS_15AlltoallOptionsE")
-DDPSCOPE_GLOO_HOOK(alltoallv, Alltoallv, AlltoallvOptions, alltoall,
+DDPSCOPE_GLOO_HOOK(6, alltoallv, Alltoallv, AlltoallvOptions, alltoall,
                    "_ZN4gloo9alltoallvERNS_16AlltoallvOptionsE")
-DDPSCOPE_GLOO_HOOK(gather, Gather, GatherOptions, gather, "_ZN4gloo6gatherERNS_13GatherOptionsE")
-DDPSCOPE_GLOO_HOOK(scatter, Scatter, ScatterOptions, scatter,
+DDPSCOPE_GLOO_HOOK(7, gather, Gather, GatherOptions, gather, "_ZN4gloo6gatherERNS_13GatherOptionsE")
+DDPSCOPE_GLOO_HOOK(8, scatter, Scatter, ScatterOptions, scatter,
                    "_ZN4gloo7scatterERNS_14ScatterOptionsE")
-DDPSCOPE_GLOO_HOOK(barrier, Barrier, BarrierOptions, barrier,
+DDPSCOPE_GLOO_HOOK(9, barrier, Barrier, BarrierOptions, barrier,
                    "_ZN4gloo7barrierERNS_14BarrierOptionsE")
 }  // namespace gloo

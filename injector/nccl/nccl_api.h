@@ -43,19 +43,22 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t, int*);
 namespace ddpscope::inject::nccl {
 
 // The real `Name`: pnccl<Name> where NCCL exports it (>= 2.16), else nccl<Name>.
+// Null only where nothing defines it (symbols.h): the hook answers ncclSystemError.
 template <typename Fn>
 [[gnu::always_inline]] inline Fn real(std::atomic<void*>& cache, const char* pname,
-                                      const char* name) {
+                                      const char* name, const void* caller) {
   return cached_real<Fn>(cache, [&] {
-    return resolve_real(cache, {pname, name}, {"libnccl.so.2", "libnccl.so"}, "");
+    return resolve_real(cache, {pname, name}, {"libnccl.so.2", "libnccl.so"}, caller,
+                        "ncclSystemError");
   });
 }
 
 }  // namespace ddpscope::inject::nccl
 
-#define DDPSCOPE_REAL_NCCL(Name)                                                       \
-  ([]() {                                                                              \
-    static std::atomic<void*> cache{nullptr};                                          \
-    return ::ddpscope::inject::nccl::real<decltype(&nccl##Name)>(cache, "pnccl" #Name, \
-                                                                 "nccl" #Name);        \
-  }())
+// Used in the hook's own body: the caller is the hook's return address.
+#define DDPSCOPE_REAL_NCCL(Name)                                                        \
+  ([](const void* caller) {                                                             \
+    static std::atomic<void*> cache{nullptr};                                           \
+    return ::ddpscope::inject::nccl::real<decltype(&nccl##Name)>(cache, "pnccl" #Name,  \
+                                                                 "nccl" #Name, caller); \
+  }(DDPSCOPE_CALLER()))

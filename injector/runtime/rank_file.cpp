@@ -13,6 +13,7 @@
 #include "injector/runtime/device_tracer.h"
 #include "injector/runtime/log.h"
 #include "injector/runtime/name_table.h"
+#include "injector/runtime/symbols.h"
 #include "injector/runtime/thread_buffer.h"
 #include "profiler/store/writer.h"
 
@@ -252,8 +253,18 @@ void RankFile::write() {
     writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
   write_rows(ranges_);
   write_rows(syncs_);
+  write_resolutions();
   writer_->put(p);
   writer_->commit();
+}
+
+// Where each hook's calls went (symbols.h), new ones since the last flush.
+void RankFile::write_resolutions() {
+  Resolution r[16];
+  while (int n = resolutions(resolutions_written_, r, 16)) {
+    for (int i = 0; i < n; ++i) writer_->put_meta(std::string("real:") + r[i].symbol, r[i].object);
+    resolutions_written_ += n;
+  }
 }
 
 void RankFile::write_collective(CollectiveRecord& c) {

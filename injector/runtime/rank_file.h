@@ -41,6 +41,7 @@ class RankFile {
   void resolve_timers(bool final);
   void collect_activities(bool final);
   void write_collective(CollectiveRecord& c);
+  void write_resolutions();
   template <typename Record>
   void write_rows(std::vector<Record>& rows);
   bool open();
@@ -66,6 +67,7 @@ class RankFile {
   std::vector<KernelRecord> kernels_;
   uint64_t cupti_dropped_ = 0, cupti_overhead_ns_ = 0;
   int64_t next_collective_id_ = 1;  // ids are ours, so kernels can name them
+  int resolutions_written_ = 0;
 };
 
 }  // namespace ddpscope::inject
