@@ -83,31 +83,27 @@ struct AlltoallvView : gloo::AlltoallvOptions {
   }
 };
 
-struct GatherView : gloo::GatherOptions {
-  static void check(Probe& p, const gloo::GatherOptions& o) {
-    p.context(&(o.*(&GatherView::context)));
+// Gather and scatter: a root, and the one rank-sized buffer the hook reads
+// (gather's input, scatter's output) holds whole elements.
+template <typename Options, bool kReadsInput>
+struct OneToAllView : Options {
+  static void check(Probe& p, const Options& o) {
+    p.context(&(o.*(&OneToAllView::context)));
     size_t es = 0;
     int root = 0;
-    if (!p.element_size(&(o.*(&GatherView::elementSize)), &es) ||
-        !p.root(&(o.*(&GatherView::root)), &root))
+    if (!p.element_size(&(o.*(&OneToAllView::elementSize)), &es) ||
+        !p.root(&(o.*(&OneToAllView::root)), &root))
       return;
-    uint64_t in = p.buffer(&(o.*(&GatherView::in)));
-    if (p.ok()) p.require(in % es == 0, "the input buffer is not whole elements");
+    uint64_t bytes = 0;
+    if constexpr (kReadsInput)
+      bytes = p.buffer(&(o.*(&OneToAllView::in)));
+    else
+      bytes = p.buffer(&(o.*(&OneToAllView::out)));
+    if (p.ok()) p.require(bytes % es == 0, "a buffer is not whole elements");
   }
 };
-
-struct ScatterView : gloo::ScatterOptions {
-  static void check(Probe& p, const gloo::ScatterOptions& o) {
-    p.context(&(o.*(&ScatterView::context)));
-    size_t es = 0;
-    int root = 0;
-    if (!p.element_size(&(o.*(&ScatterView::elementSize)), &es) ||
-        !p.root(&(o.*(&ScatterView::root)), &root))
-      return;
-    uint64_t out = p.buffer(&(o.*(&ScatterView::out)));
-    if (p.ok()) p.require(out % es == 0, "the output buffer is not whole elements");
-  }
-};
+using GatherView = OneToAllView<gloo::GatherOptions, true>;
+using ScatterView = OneToAllView<gloo::ScatterOptions, false>;
 
 struct BarrierView : gloo::BarrierOptions {
   static void check(Probe& p, const gloo::BarrierOptions& o) {
