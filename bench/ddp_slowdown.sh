@@ -9,15 +9,17 @@
 # job are not part of a training iteration.
 #
 # usage: bench/ddp_slowdown.sh [--pairs N] [--iters N] [--warmup N] [--layers N]
-#            [--width N] [--batch N] [--run-timeout S] [-- EXTRA...]
+#            [--width N] [--batch N] [--run-timeout S] [--python PY] [-- EXTRA...]
+#   PY is the torch Python [.venv/bin/python (scripts/setup.sh) if present, else
+#   /usr/bin/python3 (Debian's torch)].
 #   EXTRA goes to ddp_train.py in both variants (e.g. -- --bucket-cap-mb 1).
 # env:   DDPSCOPE_BUILD  build tree holding ddpscope [build]
 #        OMP_NUM_THREADS torch threads per rank [1]
 set -euo pipefail
 
 pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32 run_timeout=120
-extra=()
-usage() { sed -n '11,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+extra=() PY=''
+usage() { sed -n '11,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --pairs) pairs=$2; shift 2 ;;
@@ -27,6 +29,7 @@ while (($#)); do
     --width) width=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
     --run-timeout) run_timeout=$2; shift 2 ;;
+    --python) PY=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) usage ;;
   esac
@@ -34,7 +37,11 @@ done
 ((iters > warmup)) || { echo "ddp_slowdown: --iters must exceed --warmup" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
-PY=/usr/bin/python3  # the python3 first on PATH may have no torch
+# The python3 first on PATH may have no torch: the repo's own torch first.
+if [[ -z $PY ]]; then
+  PY=/usr/bin/python3
+  [[ -x .venv/bin/python ]] && PY=$PWD/.venv/bin/python
+fi
 DDPSCOPE=${DDPSCOPE_BUILD:-build}/ddpscope
 if [[ ! -x $DDPSCOPE ]]; then
   echo "ddp_slowdown: no $DDPSCOPE (build it, or set DDPSCOPE_BUILD)" >&2
@@ -128,7 +135,7 @@ measure() {
 }
 
 echo "ddp slowdown: $pairs pairs, 2 ranks (gloo, cpu), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
-  "${train_args[*]}"
+  "$PY (torch $("$PY" -c 'import torch; print(torch.__version__)'))," "${train_args[*]}"
 echo "rank 0 median step time per run, first $warmup iterations dropped;" \
   "ddpscope: $DDPSCOPE; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-5s %13s %13s %11s\n' pair "baseline ms" "ddpscope ms" "slowdown %"

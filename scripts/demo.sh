@@ -7,9 +7,10 @@ scripts/setup.sh
 scripts/build.sh
 build="${DDPSCOPE_BUILD:-build}"
 
-# Debian's torch lives in /usr/bin/python3, which may not be the python3 on PATH.
-python=/usr/bin/python3
-"$python" -c "import torch" 2>/dev/null || python=python3
+# The PyPI torch that setup.sh installs into .venv; else Debian's torch, which
+# lives in /usr/bin/python3 (not necessarily the python3 on PATH).
+python=.venv/bin/python
+[[ -x $python ]] || python=/usr/bin/python3
 
 out="ddpscope-demo-$(date +%Y%m%d-%H%M%S)"
 echo "== recording examples/ddp_train.py on 2 CPU ranks =="
