@@ -51,6 +51,18 @@ def build_model(args):
     return nn.Sequential(*layers)
 
 
+def first_bucket_bytes(ddp_model):
+    """The first bucket's cap DDP gave its Reducer. torch 1.13 always used
+    dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB); torch 2.x uses it only when
+    bucket_cap_mb is not given, and bucket_cap_mb's own cap otherwise."""
+    config = getattr(ddp_model, "_bucket_config", None)  # torch 2.15
+    if config is not None:
+        return config.first_bucket_bytes_cap
+    if getattr(ddp_model, "bucket_bytes_cap_default", True) is False:
+        return ddp_model.bucket_bytes_cap
+    return dist._DEFAULT_FIRST_BUCKET_BYTES
+
+
 def logging_data(ddp_model):
     data = ddp_model._get_ddp_logging_data()
     keys = ["bucket_sizes", "rebuilt_bucket_sizes", "prev_iteration_grad_ready_order_indices",
@@ -63,6 +75,7 @@ def logging_data(ddp_model):
         if isinstance(v, str) and k.endswith("sizes"):
             v = [int(x) for x in v.split(",") if x.strip()]
         out[k] = v
+    out["first_bucket_bytes"] = first_bucket_bytes(ddp_model)
     return out
 
 
