@@ -7,10 +7,13 @@ does exactly that. The backend follows the device: gloo on cpu, nccl on cuda.
 
 --ddp-log DIR writes DDP's own account of its buckets
 (`_get_ddp_logging_data()`) to DIR/ddp-rank<R>.json, which the tests compare
-with what ddpscope recorded.
+with what ddpscope recorded. --params-out DIR writes a digest of the trained
+parameters to DIR/params-rank<R>.json, which the tests compare across ranks and
+with the same job run without ddpscope: a profiler must not perturb training.
 """
 import argparse
 import gc
+import hashlib
 import json
 import os
 import sys
@@ -31,6 +34,8 @@ def parse_args():
     p.add_argument("--iters", type=int, default=10, help="training iterations")
     p.add_argument("--bucket-cap-mb", type=float, default=25.0)
     p.add_argument("--ddp-log", metavar="DIR", help="dump DDP's logging data per rank here")
+    p.add_argument("--params-out", metavar="DIR",
+                   help="write a digest of the trained parameters per rank here")
     p.add_argument("--nvtx", action="store_true", help="mark each step with an NVTX range (cuda)")
     p.add_argument("--sleep-ms", type=float, default=0.0,
                    help="extra compute time per step on this rank (straggler experiments)")
@@ -46,6 +51,18 @@ def build_model(args):
     return nn.Sequential(*layers)
 
 
+def first_bucket_bytes(ddp_model):
+    """The first bucket's cap DDP gave its Reducer. torch 1.13 always used
+    dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB); torch 2.x uses it only when
+    bucket_cap_mb is not given, and bucket_cap_mb's own cap otherwise."""
+    config = getattr(ddp_model, "_bucket_config", None)  # torch 2.15
+    if config is not None:
+        return config.first_bucket_bytes_cap
+    if getattr(ddp_model, "bucket_bytes_cap_default", True) is False:
+        return ddp_model.bucket_bytes_cap
+    return dist._DEFAULT_FIRST_BUCKET_BYTES
+
+
 def logging_data(ddp_model):
     data = ddp_model._get_ddp_logging_data()
     keys = ["bucket_sizes", "rebuilt_bucket_sizes", "prev_iteration_grad_ready_order_indices",
@@ -58,7 +75,21 @@ def logging_data(ddp_model):
         if isinstance(v, str) and k.endswith("sizes"):
             v = [int(x) for x in v.split(",") if x.strip()]
         out[k] = v
+    out["first_bucket_bytes"] = first_bucket_bytes(ddp_model)
     return out
+
+
+def params_digest(model):
+    """sha256 over every parameter's name and bytes in module order, plus the
+    first values of each for a readable diff when two digests differ."""
+    digest = hashlib.sha256()
+    head = {}
+    for name, p in model.named_parameters():
+        values = p.detach().to("cpu").contiguous()
+        digest.update(name.encode())
+        digest.update(values.numpy().tobytes())
+        head[name] = [float(v) for v in values.flatten()[:4]]
+    return {"sha256": digest.hexdigest(), "head": head}
 
 
 def main():
@@ -118,6 +149,10 @@ def main():
                        "step_ms": step_ms})
         with open(os.path.join(args.ddp_log, f"ddp-rank{rank}.json"), "w") as f:
             json.dump(record, f, indent=1)
+    if args.params_out:
+        os.makedirs(args.params_out, exist_ok=True)
+        with open(os.path.join(args.params_out, f"params-rank{rank}.json"), "w") as f:
+            json.dump(dict(params_digest(model), rank=rank), f, indent=1)
     del model, opt
     shutdown(ddp)
 

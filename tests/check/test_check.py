@@ -10,11 +10,17 @@ smaller bucket size is reported as a changed bucket layout. Tuner results:
 identical tuner reruns pass; the same sweep with the loopback bandwidth
 limited must fail, naming the setting's iteration time. Mismatched, corrupt
 and unusable databases exit 2 with one line naming the file. Every JUnit file
-is parsed with a real XML parser (and xmllint where installed).
+is parsed with a real XML parser (and xmllint where installed). Recording
+changes no trained parameter: every interleaved run ends with the parameters of
+the same job run without ddpscope.
+
+The recorded runs use the Python that runs this file (sys.executable): each torch
+Python of tests/torch_pythons.cmake runs them once.
 """
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,7 +32,7 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"))
 EXAMPLE = os.path.join(ROOT, "examples", "ddp_train.py")
-TORCH_PY = "/usr/bin/python3"
+TORCH_PY = sys.executable
 ITERS = 30
 # Three baseline runs and five reruns of the same job, in this order.
 INTERLEAVED = ["base0", "rerun0", "base1", "rerun1", "rerun2", "base2", "rerun3", "rerun4"]
@@ -87,18 +93,60 @@ class LimitedLoopback:
         subprocess.run(["ip", "netns", "delete", self.name], capture_output=True)
 
 
+def job_env():
+    # One intra-op thread per rank, as bench/ddp_slowdown.sh does: two ranks
+    # of torch's default two threads each oversubscribe this 2-core machine,
+    # and that contention alone moves a run's bucket times by a factor of 3.
+    return dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+
+
+def job_args(bucket_cap_mb, params_dir):
+    # --ddp-log beside the parameter digests: DDP's own account of its buckets.
+    return [EXAMPLE, "--iters", str(ITERS), "--bucket-cap-mb", str(bucket_cap_mb),
+            "--params-out", params_dir, "--ddp-log", params_dir]
+
+
+def ddp_bucket_count(tmp, name):
+    """How many buckets DDP itself used per iteration in recorded run NAME."""
+    with open(os.path.join(tmp, name + "-params", "ddp-rank0.json")) as f:
+        return len(json.load(f)["rebuilt_bucket_sizes"])
+
+
+def params_digests(params_dir, nproc):
+    """Each rank's sha256 of its trained parameters (ddp_train.py --params-out)."""
+    digests = []
+    for rank in range(nproc):
+        with open(os.path.join(params_dir, f"params-rank{rank}.json")) as f:
+            digests.append(json.load(f)["sha256"])
+    return digests
+
+
+def run_plain(params_dir, nproc=2, bucket_cap_mb=25.0):
+    """The same job without ddpscope, launched the way torchrun would."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    procs = []
+    for r in range(nproc):
+        env = dict(job_env(), RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
+                   LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        procs.append(subprocess.Popen([TORCH_PY, *job_args(bucket_cap_mb, params_dir)], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    errs = [p.communicate(timeout=600)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * nproc, errs
+    return params_digests(params_dir, nproc)
+
+
 class RecordedRuns(unittest.TestCase):
     def record(self, tmp, name, bucket_cap_mb=25.0, nproc=2, prefix=()):
+        """Records the job; returns its run.db and its ranks' parameter digests."""
         out = os.path.join(tmp, name)
-        cmd = [*prefix, DDPSCOPE, "record", "-o", out, "--nproc", str(nproc), "--", TORCH_PY, EXAMPLE,
-               "--iters", str(ITERS), "--bucket-cap-mb", str(bucket_cap_mb)]
-        # One intra-op thread per rank, as bench/ddp_slowdown.sh does: two ranks
-        # of torch's default two threads each oversubscribe this 2-core machine,
-        # and that contention alone moves a run's bucket times by a factor of 3.
-        env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        params = os.path.join(tmp, name + "-params")
+        cmd = [*prefix, DDPSCOPE, "record", "-o", out, "--nproc", str(nproc), "--", TORCH_PY,
+               *job_args(bucket_cap_mb, params)]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=job_env())
         self.assertEqual(res.returncode, 0, res.stderr)
-        return os.path.join(out, "run.db")
+        return os.path.join(out, "run.db"), params_digests(params, nproc)
 
     def test_reruns_pass_and_slow_network_fails(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -106,8 +154,11 @@ class RecordedRuns(unittest.TestCase):
             # different pipelines: they sample how the shared machine's load
             # moves while the test runs (other jobs start and stop).
             baseline, reruns = [], []
+            plain = run_plain(os.path.join(tmp, "plain-params"))
+            self.assertEqual(plain, [plain[0]] * 2, "DDP replicas diverged without ddpscope")
             for name in INTERLEAVED:
-                run = self.record(tmp, name)
+                run, digests = self.record(tmp, name)
+                self.assertEqual(digests, plain, f"{name}: recording changed the training")
                 (baseline if name.startswith("base") else reruns).append(run)
             base_args = ["--baseline", ",".join(baseline)]
             for i, rerun in enumerate(reruns):
@@ -120,16 +171,19 @@ class RecordedRuns(unittest.TestCase):
                 self.assertIn("communication per iteration", cases)
                 self.assertIn("exposed communication per iteration", cases)
 
-            # 0.05 MB buckets instead of 25: DDP gives every layer after its first
-            # 1 MB bucket a bucket of its own. A noise-free fact, reported as changed
-            # whether or not this machine makes it measurably slower.
-            small = self.record(tmp, "small-buckets", bucket_cap_mb=0.05)
+            # 0.05 MB buckets instead of 25: DDP gives every layer a bucket of its
+            # own (torch 1.13 after a first 1 MB bucket: 2 -> 5; torch 2.15 caps
+            # the first bucket at bucket_cap_mb too: 1 -> 8). A noise-free fact,
+            # reported as changed whether or not this machine makes it slower.
+            small, _ = self.record(tmp, "small-buckets", bucket_cap_mb=0.05)
+            before, after = ddp_bucket_count(tmp, "base0"), ddp_bucket_count(tmp, "small-buckets")
+            self.assertLess(before, after)
             res = check(*base_args, "--candidate", small)
             self.assertIn(res.returncode, (0, 1), res.stdout + res.stderr)
-            self.assertIn("changed     buckets per iteration: 2 -> 5", res.stdout)
+            self.assertIn(f"changed     buckets per iteration: {before} -> {after}", res.stdout)
 
             # Another world size is not a regression but bad input.
-            three = self.record(tmp, "three-ranks", nproc=3)
+            three, _ = self.record(tmp, "three-ranks", nproc=3)
             three_xml = os.path.join(tmp, "three.xml")
             res = check(*base_args, "--candidate", three, "--junit", three_xml)
             self.assertEqual(res.returncode, 2, res.stdout + res.stderr)
@@ -143,7 +197,8 @@ class RecordedRuns(unittest.TestCase):
             # The same job on a network held to 50 Mbit/s: every all-reduce is
             # bandwidth-bound, communication per iteration several times longer.
             with LimitedLoopback("50mbit") as prefix:
-                slow = self.record(tmp, "slow-network", prefix=prefix)
+                slow, digests = self.record(tmp, "slow-network", prefix=prefix)
+            self.assertEqual(digests, plain, "a slow network changed the training")
             junit, md = os.path.join(tmp, "slow.xml"), os.path.join(tmp, "slow.md")
             res = check(*base_args, "--candidate", slow, "--junit", junit, "--markdown", md)
             self.assertEqual(res.returncode, 1, res.stdout + res.stderr)

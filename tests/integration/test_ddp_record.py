@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""`ddpscope record` on real PyTorch DDP jobs (Debian's CPU torch, Gloo).
+"""`ddpscope record` on real PyTorch DDP jobs (CPU, Gloo).
 
+Run by each torch Python (tests/torch_pythons.cmake: the PyPI wheel and
+Debian's python3-torch); the ranks run under the same Python (sys.executable).
 For every rank the recorded all-reduces must be exactly DDP's own account of
 its buckets: `bucket_sizes` once (the first iteration, before DDP rebuilds its
 buckets), then `rebuilt_bucket_sizes` once per later iteration, then the
-example's final 4-byte loss all-reduce. The job's output and exit status must
-be what they are without ddpscope.
+example's final 4-byte loss all-reduce. The job's output, exit status and
+trained parameters must be what they are without ddpscope.
 """
 import json
 import os
@@ -22,6 +24,12 @@ DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"
 EXAMPLE = os.path.join(ROOT, "examples", "ddp_train.py")
 PY = sys.executable
 ITERS = 6
+# One intra-op thread per rank, in the recorded and the plain runs alike. Two
+# or three ranks of torch's default thread pool oversubscribe a small machine,
+# and the PyPI wheel's OpenMP threads spin while they wait: on 2 loaded cores
+# its steps took ~1 s instead of ~10 ms (Debian's torch 1.13: ~80 ms), and DDP's
+# own timings, which the analysis is compared with, became noise.
+JOB_ENV = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
 
 
 def free_port():
@@ -35,7 +43,7 @@ def run_plain(nproc, args):
     port = str(free_port())
     procs = []
     for r in range(nproc):
-        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
+        env = dict(JOB_ENV, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
                    LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
         procs.append(subprocess.Popen([PY, EXAMPLE] + args, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
@@ -47,10 +55,33 @@ def record(out_dir, nproc, cmd, check=True):
     argv = [DDPSCOPE, "record", "-o", out_dir]
     if nproc:
         argv += ["--nproc", str(nproc)]
-    res = subprocess.run(argv + ["--"] + cmd, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(argv + ["--"] + cmd, capture_output=True, text=True, timeout=300,
+                         env=JOB_ENV)
     if check and res.returncode != 0:
         raise AssertionError(f"record failed ({res.returncode}): {res.stderr}")
     return res
+
+
+def params_digests(params_dir, nproc):
+    """Each rank's digest of its trained parameters (examples/ddp_train.py --params-out)."""
+    digests = []
+    for rank in range(nproc):
+        with open(os.path.join(params_dir, f"params-rank{rank}.json")) as f:
+            digests.append(json.load(f))
+    return digests
+
+
+def assert_unperturbed(test, recorded_dir, plain_dir, nproc):
+    """DDP keeps the replicas equal, and recording changes no parameter bit."""
+    recorded = params_digests(recorded_dir, nproc)
+    plain = params_digests(plain_dir, nproc)
+    for rank in range(nproc):
+        test.assertEqual(recorded[rank]["sha256"], recorded[0]["sha256"],
+                         f"rank {rank} diverged from rank 0: {recorded[rank]['head']}")
+        # The first values name the layer that moved when the digests differ.
+        test.assertEqual((recorded[rank]["sha256"], recorded[rank]["head"]),
+                         (plain[rank]["sha256"], plain[rank]["head"]),
+                         f"rank {rank}: recorded parameters differ from the plain run's")
 
 
 def allreduce_sizes(db, rank):
@@ -68,7 +99,9 @@ class RecordDDP(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "rec")
             logs = os.path.join(tmp, "ddp")
-            args = ["--iters", str(ITERS), "--bucket-cap-mb", "0.25", "--ddp-log", logs]
+            params = os.path.join(tmp, "params")
+            job = ["--iters", str(ITERS), "--bucket-cap-mb", "0.25"]
+            args = job + ["--ddp-log", logs, "--params-out", params]
             res = record(out, nproc, [PY, EXAMPLE] + args)
             db = os.path.join(out, "run.db")
             self.assertTrue(os.path.exists(db), res.stderr)
@@ -91,10 +124,13 @@ class RecordDDP(unittest.TestCase):
             total = con.execute("SELECT count(*) FROM collectives WHERE rank=0").fetchone()
             self.assertEqual(matched, total)
             con.close()
-            # Output unchanged: compare with the same job run without us.
-            plain_out, codes = run_plain(nproc, args[:-2])
+            # Output and training unchanged: compare with the same job run without us.
+            plain_params = os.path.join(tmp, "plain-params")
+            plain_out, codes = run_plain(nproc, job + ["--ddp-log", os.path.join(tmp, "plain-ddp"),
+                                                       "--params-out", plain_params])
             self.assertEqual(codes, [0] * nproc)
             self.assertEqual(res.stdout, plain_out)
+            assert_unperturbed(self, params, plain_params, nproc)
             report = subprocess.run([DDPSCOPE, "report", db], capture_output=True, text=True)
             self.assertEqual(report.returncode, 0, report.stderr)
             self.assertIn("allreduce", report.stdout)
@@ -127,10 +163,13 @@ class RecordDDP(unittest.TestCase):
             # thread wake-ups (docs/analysis.md).
             self.assertLess(abs(mean_ms - ddp_ms) / ddp_ms, 0.30, f"rank {rank}: ours {mean_ms:.2f} ms, DDP {ddp_ms:.2f} ms")
         self.assertEqual(len(report["ranks"]), nproc)
-        # The recorded run as a tuner workload: at the job's own cap, the
-        # bucketizer gives back the buckets DDP used.
+        # The recorded run as a tuner workload: at the job's own caps, the
+        # bucketizer gives back the buckets DDP used. The first bucket's cap is
+        # torch's choice: 1 MiB on torch 1.13, bucket_cap_mb (0.25) on torch 2.15.
+        first_mb = ddp["first_bucket_bytes"] / 2**20
         res = subprocess.run([DDPSCOPE, "tune", "--workload", db, "--bucket-mb", "0.25",
-                              "--dry-run"], capture_output=True, text=True)
+                              "--first-bucket-mb", repr(first_mb), "--dry-run"],
+                             capture_output=True, text=True)
         self.assertEqual(res.returncode, 0, res.stderr)
         plan = json.loads(res.stdout)["plans"][0]["buckets"]
         self.assertEqual([b["bytes"] for b in plan], [b["bytes"] for b in report["buckets"]])
@@ -148,8 +187,10 @@ class Straggler(unittest.TestCase):
         """Rank 2 spends 40 ms more per step: the report must say it is late."""
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "rec")
-            record(out, 3, [PY, EXAMPLE, "--iters", "8", "--bucket-cap-mb", "0.25",
-                            "--sleep-ms", "40", "--sleep-rank", "2"])
+            job = ["--iters", "8", "--bucket-cap-mb", "0.25", "--sleep-ms", "40",
+                   "--sleep-rank", "2"]
+            params, plain_params = os.path.join(tmp, "params"), os.path.join(tmp, "plain-params")
+            recorded = record(out, 3, [PY, EXAMPLE] + job + ["--params-out", params])
             js = os.path.join(tmp, "r.json")
             res = subprocess.run([DDPSCOPE, "report", "-q", os.path.join(out, "run.db"),
                                   "--json", js], capture_output=True, text=True)
@@ -164,6 +205,11 @@ class Straggler(unittest.TestCase):
             self.assertEqual(len(heat), 3)
             steady = heat[2][2:]
             self.assertGreater(sum(steady) / len(steady), 20)
+            # A late rank changes timing, never the result.
+            plain_out, codes = run_plain(3, job + ["--params-out", plain_params])
+            self.assertEqual(codes, [0] * 3)
+            self.assertEqual(recorded.stdout, plain_out)
+            assert_unperturbed(self, params, plain_params, 3)
 
 
 class RecordExitStatus(unittest.TestCase):

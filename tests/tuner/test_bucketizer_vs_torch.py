@@ -4,8 +4,9 @@ For random workloads (fixed seed), plan_buckets_tool's buckets must equal what
 DDP's rebuild_buckets() gets from torch: the tensors in ready order,
 tensor_indices = the ready order (torch returns those indices, not list
 positions), limits [first_bucket_bytes, cap_bytes] with DDP's
-int(mb * 1024 * 1024). Order included. Run by the Python that has torch
-(/usr/bin/python3 on Debian); PLAN_BUCKETS_TOOL names the tool.
+int(mb * 1024 * 1024). Order included. Run by each torch Python of
+tests/torch_pythons.cmake (the PyPI wheel, Debian's python3-torch);
+PLAN_BUCKETS_TOOL names the tool.
 """
 import json
 import math
