@@ -158,10 +158,17 @@ class RecordDDP(unittest.TestCase):
             ours = [i["comm_ms"] for i in report["iteration_list"] if i["rank"] == rank][:-1]
             mean_ms = sum(ours) / len(ours)
             ddp_ms = ddp["avg_backward_comm_time"] / 1e6
-            # Seen within 2-6 %; 30 % leaves room for a loaded 2-core machine, where
-            # DDP's launch-to-callback span and our Gloo execution span differ by
-            # thread wake-ups (docs/analysis.md).
-            self.assertLess(abs(mean_ms - ddp_ms) / ddp_ms, 0.30, f"rank {rank}: ours {mean_ms:.2f} ms, DDP {ddp_ms:.2f} ms")
+            # DDP's span runs from launching the first bucket (reducer thread) to
+            # finalize_backward after the last bucket's future completed; ours from
+            # the first all-reduce starting to the last ending on Gloo's worker
+            # thread, so it lies inside DDP's: never longer (1 ms + 5 % for clock
+            # reads and sampling), shorter by the thread hand-offs at both ends.
+            # Those grow with load: 7-37 % shorter seen on PyPI's torch with a 5-20 ms
+            # span on this 2-core VM at load 2-5, 2-6 % on Debian's quiet. Half of
+            # DDP's is the floor: missing buckets or iterations would go far below.
+            msg = f"rank {rank}: ours {mean_ms:.2f} ms, DDP {ddp_ms:.2f} ms"
+            self.assertLessEqual(mean_ms, ddp_ms * 1.05 + 1.0, msg)
+            self.assertGreaterEqual(mean_ms, ddp_ms * 0.5, msg)
         self.assertEqual(len(report["ranks"]), nproc)
         # The recorded run as a tuner workload: at the job's own caps, the
         # bucketizer gives back the buckets DDP used. The first bucket's cap is
