@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/launcher.h"
 #include "profiler/core/inject_options.h"
+#include "profiler/core/rank_launcher.h"
 #include "profiler/store/merge.h"
 
 namespace fs = std::filesystem;
@@ -70,7 +70,7 @@ void check_output_dir(const std::string& dir) {
 
 // NVTX loads its tool from NVTX_INJECTION64_PATH: that is how ranges reach us.
 // A tool the user chose already (Nsight, say) keeps the slot.
-void attach_nvtx(LaunchSpec& spec, const std::string& injector) {
+void attach_nvtx(core::LaunchSpec& spec, const std::string& injector) {
   const char* theirs = getenv("NVTX_INJECTION64_PATH");
   if (theirs && *theirs) {
     if (theirs != injector)
@@ -114,12 +114,12 @@ int run_record(RecordArgs& a) {
   if (a.out_dir.empty()) a.out_dir = default_dir();
   check_output_dir(a.out_dir);
 
-  LaunchSpec spec;
+  core::LaunchSpec spec;
   spec.argv = a.command;
   spec.nproc = a.nproc;
   if (a.nproc > 0) {
     spec.env["MASTER_ADDR"] = "127.0.0.1";
-    spec.env["MASTER_PORT"] = std::to_string(free_port());
+    spec.env["MASTER_PORT"] = std::to_string(core::free_port());
   }
   std::string injector = find_injector();
   bool recording = !injector.empty() && prepare_output_dir(a.out_dir);
@@ -136,7 +136,7 @@ int run_record(RecordArgs& a) {
     spec.env["DDPSCOPE_NVTX"] = a.no_nvtx ? "0" : "1";
     if (!a.no_nvtx) attach_nvtx(spec, injector);
   }
-  int status = launch_and_wait(spec);
+  int status = core::launch_and_wait(spec);
   if (recording) merge_recording(a.out_dir);
   return status;
 }

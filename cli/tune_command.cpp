@@ -1,22 +1,30 @@
 // `ddpscope tune`: replay a DDP gradient workload over bucket sizes and
 // backends, measure each setting on real ranks, recommend one.
 //
-// Roles: the coordinator (what the user runs) starts --nproc ranks of itself
-// with `--worker` (directly for gloo/nccl, through mpirun for mpi) and reports;
-// under an existing launcher (mpirun, srun, torchrun) every process is a worker
-// and rank 0 reports. Workers write their samples into a results directory and
-// rank 0 combines them (for several hosts it must be shared).
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-
+// The sweep itself is the tuner library's (tuner/sweep_launch.h); this file
+// only declares the flags.
 #include "cli/commands.h"
-#include "cli/tune_flow.h"
-#include "cli/tune_model.h"
+#include "cli/tune_run.h"
 
 namespace ddpscope::cli {
+namespace {
+
+// The cost model's flags (tuner/model_tune.h).
+void add_model_options(CLI::App* tune, tuner::ModelOptions& m) {
+  tune->add_option("--calibration", m.calibration,
+                   "calibration JSON for --backend model (written there with --calibrate)");
+  tune->add_flag("--calibrate", m.calibrate,
+                 "measure a calibration with the first measured backend (default gloo) first");
+  tune->add_option("--gpu", m.gpu, "GPU class for NCCL's priors: volta, ampere, hopper")
+      ->capture_default_str();
+  tune->add_option("--model-algorithm", m.algorithm,
+                   "all-reduce a calibrated backend is predicted with: ring, recursive_doubling, "
+                   "tree, hierarchical (default: the one it runs)");
+  tune->add_option("--nccl-tuner-config", m.nccl_tuner_config,
+                   "write NCCL's example tuner-plugin CSV for the modelled cluster");
+}
+
+}  // namespace
 
 Run add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
@@ -41,7 +49,7 @@ Run add_tune(CLI::App& app) {
   sub->add_flag("--dry-run", a->dry_run, "write only the bucket plans (to --json or stdout)");
   sub->add_option("--results-dir", a->results_dir,
                   "where ranks exchange results (shared across hosts under a launcher)");
-  add_model_options(sub, *a);
+  add_model_options(sub, a->model);
   sub->add_flag("--worker", a->worker, "internal: run as one rank")->group("");
   sub->footer(
       "\nMulti-node: run one worker per rank under your launcher, e.g.\n"

@@ -1,16 +1,10 @@
-// Writing an output file all-or-nothing: content goes to `<path>.tmp-<pid>`,
-// which is renamed over `path` only once complete.
+// The renderers' name for the one atomic-file writer (profiler/core/atomic_file.h).
 #pragma once
 
-#include <functional>
-#include <ostream>
-#include <string>
+#include "profiler/core/atomic_file.h"
 
 namespace ddpscope::reports {
 
-// Calls `fill` with a stream into the temporary file; throws std::runtime_error
-// ("<path>: <why>") if the file cannot be written. On any failure the temporary
-// file is removed and `path` is untouched.
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+using core::write_atomically;
 
 }  // namespace ddpscope::reports

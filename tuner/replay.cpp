@@ -10,14 +10,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "profiler/core/clock.h"
+
 namespace ddpscope::tuner {
 namespace {
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 double ms_between(int64_t from_ns, int64_t to_ns) { return double(to_ns - from_ns) / 1e6; }
 
@@ -64,7 +60,7 @@ BucketTimes wait_all(Backend& backend, const std::vector<int>& ids) {
 
 IterationSample one_iteration(const Workload& w, const Schedule& s, Backend& backend,
                               const std::vector<int>& ids, double scale) {
-  const int64_t iter_start = now_ns();
+  const int64_t iter_start = clock::monotonic_ns();
   spin_for_us(w.forward_us * scale);
   size_t launched = 0;
   auto launch_up_to = [&](size_t n) {
@@ -76,10 +72,10 @@ IterationSample one_iteration(const Workload& w, const Schedule& s, Backend& bac
     launch_up_to(s.launch_after[i]);
   }
   launch_up_to(ids.size());  // a no-op: every bucket was due by the last step
-  const int64_t backward_end = now_ns();
+  const int64_t backward_end = clock::monotonic_ns();
   BucketTimes comm = wait_all(backend, ids);
   spin_for_us(w.optimizer_us * scale);
-  const int64_t iter_end = now_ns();
+  const int64_t iter_end = clock::monotonic_ns();
 
   IterationSample out;
   out.iter_ms = ms_between(iter_start, iter_end);
@@ -96,8 +92,8 @@ void spin_for_us(double us) {
   if (!(us > 0)) return;
   // Busy-wait rather than sleep: real compute keeps the core busy, and a
   // sleeping rank would hand its core to the backend's threads for free.
-  const int64_t end = now_ns() + int64_t(std::llround(us * 1000.0));
-  while (now_ns() < end) {
+  const int64_t end = clock::monotonic_ns() + int64_t(std::llround(us * 1000.0));
+  while (clock::monotonic_ns() < end) {
   }
 }
 

@@ -2,40 +2,19 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include "injector/runtime/comm_registry.h"
+#include "profiler/core/rank_env.h"
 
 namespace ddpscope::inject {
-namespace {
-
-// The first variable that holds a non-negative integer.
-bool first_int(std::initializer_list<const char*> names, int* value, std::string* source) {
-  for (const char* n : names) {
-    const char* v = std::getenv(n);
-    if (!v || !*v) continue;
-    char* end = nullptr;
-    long x = std::strtol(v, &end, 10);
-    if (*end == '\0' && x >= 0 && x < (1L << 30)) {
-      *value = int(x);
-      if (source) *source = n;
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 Identity identity_from_env() {
   Identity id;
-  first_int(
-      {"DDPSCOPE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"},
-      &id.rank, &id.rank_source);
-  first_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, &id.world_size,
-            nullptr);
-  first_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"},
-            &id.local_rank, nullptr);
+  // DDPSCOPE_RANK overrides the launcher's (docs: injector environment).
+  auto rank = rank_env::first_int({"DDPSCOPE_RANK"});
+  if (!rank) rank = rank_env::first_int(rank_env::kRank);
+  if (rank) id.rank = rank->value, id.rank_source = rank->variable;
+  if (auto size = rank_env::first_int(rank_env::kWorldSize)) id.world_size = size->value;
+  if (auto local = rank_env::first_int(rank_env::kLocalRank)) id.local_rank = local->value;
   return id;
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/schema.h"
 
@@ -115,10 +116,8 @@ MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::
     if (auto [it, fresh] = seen.emplace(rank, p); !fresh)
       throw StoreError(p, "rank " + std::to_string(rank) + " is also claimed by " + it->second);
   }
-  std::string tmp = out_path + ".tmp-" + std::to_string(getpid());
-  fs::remove(tmp);
   MergeSummary summary;
-  try {
+  core::replace_atomically(out_path, [&](const std::string& tmp) {
     {
       Connection out(tmp, Connection::Mode::create);
       out.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
@@ -132,12 +131,7 @@ MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::
       Statement n(out, "SELECT count(*) FROM collectives");
       summary.collectives = n.step() ? n.int64(0) : 0;
     }
-    fs::rename(tmp, out_path);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
+  });
   summary.ranks = int(inputs.size());
   return summary;
 }

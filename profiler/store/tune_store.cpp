@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "profiler/core/atomic_file.h"
 #include "profiler/store/schema.h"
 
 namespace fs = std::filesystem;
@@ -71,9 +72,8 @@ int64_t write_tune_run(const std::string& path, TuneRun run,
     RunReader check(path);  // refuses foreign or newer files before we write
     return append(path, run, samples);
   }
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  try {
-    int64_t id;
+  int64_t id = 0;
+  core::replace_atomically(path, [&](const std::string& tmp) {
     {
       Connection c(tmp, Connection::Mode::create);
       create_schema(c);
@@ -82,13 +82,8 @@ int64_t write_tune_run(const std::string& path, TuneRun run,
           "('timeline', 'wall'), ('schema_version', '1')");
     }
     id = append(tmp, run, samples);
-    fs::rename(tmp, path);
-    return id;
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
+  });
+  return id;
 }
 
 std::vector<TuneRun> read_tune_runs(RunReader& reader) {

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "profiler/core/clock.h"
 #include "tuner/backend.h"
 
 namespace ddpscope::tuner {
@@ -30,12 +31,6 @@ namespace {
 
 constexpr std::chrono::seconds kTimeout{60};  // rendezvous and each collective
 constexpr int kBarrier = -1;                  // queue entry for a barrier
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // One bucket's buffer and the state of its latest all-reduce.
 struct Slot {
@@ -146,9 +141,9 @@ class GlooBackend final : public Backend {
           static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
       opts.setTag(tag);
       opts.setTimeout(kTimeout);
-      s.start_ns = now_ns();
+      s.start_ns = clock::monotonic_ns();
       gloo::allreduce(opts);
-      s.end_ns = now_ns();
+      s.end_ns = clock::monotonic_ns();
       return "";
     } catch (const std::exception& e) {
       return "gloo all-reduce of " + std::to_string(s.data.size() * 4) +

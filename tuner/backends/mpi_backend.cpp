@@ -20,16 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "profiler/core/clock.h"
 #include "tuner/backend.h"
 
 namespace ddpscope::tuner {
 namespace {
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string mpi_error(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -90,7 +85,7 @@ class MpiBackend final : public Backend {
 
   void start_allreduce(int id) override {
     Buffer& b = buffer(id);
-    b.start_ns = now_ns();
+    b.start_ns = clock::monotonic_ns();
     check(MPI_Iallreduce(MPI_IN_PLACE, b.data.data(), int(b.data.size()), MPI_FLOAT, MPI_SUM, comm_,
                          &b.request),
           "MPI_Iallreduce");
@@ -100,7 +95,7 @@ class MpiBackend final : public Backend {
     Buffer& b = buffer(id);
     check(MPI_Wait(&b.request, MPI_STATUS_IGNORE), "MPI_Wait");
     *start_ns = b.start_ns;
-    *end_ns = now_ns();
+    *end_ns = clock::monotonic_ns();
   }
 
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }

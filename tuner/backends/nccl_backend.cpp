@@ -23,18 +23,14 @@
 #include <thread>
 #include <vector>
 
+#include "profiler/core/atomic_file.h"
+#include "profiler/core/clock.h"
 #include "tuner/backend.h"
 
 namespace ddpscope::tuner {
 namespace {
 
 constexpr std::chrono::seconds kRendezvousTimeout{60};
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
@@ -57,9 +53,8 @@ ncclUniqueId exchange_unique_id(const RankInfo& info) {
   const std::string path = id_path(info);
   if (info.rank == 0) {
     nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    const std::string tmp = path + ".tmp-" + std::to_string(getpid());
-    std::ofstream(tmp, std::ios::binary).write(reinterpret_cast<const char*>(&id), sizeof id);
-    std::filesystem::rename(tmp, path);
+    core::write_atomically(
+        path, [&](std::ostream& out) { out.write(reinterpret_cast<const char*>(&id), sizeof id); });
     return id;
   }
   const auto deadline = std::chrono::steady_clock::now() + kRendezvousTimeout;
@@ -178,10 +173,10 @@ class NcclBackend final : public Backend {
   void set_anchor() {
     int64_t best_width = INT64_MAX;
     for (cudaEvent_t probe : probes_) {
-      const int64_t before = now_ns();
+      const int64_t before = clock::monotonic_ns();
       cuda_check(cudaEventRecord(probe, stream_), "cudaEventRecord");
       cuda_check(cudaEventSynchronize(probe), "cudaEventSynchronize");
-      const int64_t width = now_ns() - before;
+      const int64_t width = clock::monotonic_ns() - before;
       if (width < best_width) {
         best_width = width;
         anchor_ = probe;

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "profiler/core/atomic_file.h"
+
 namespace ddpscope::tuner::model {
 namespace {
 
@@ -127,16 +129,10 @@ void save_calibration(const std::string& path, const Calibration& c) {
     j["inter_points"] = points_json(c.inter_points);
   }
   // Written aside and renamed, so a reader never sees half a calibration.
-  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << j.dump(1) << "\n";
-    if (!out.flush())
-      throw CalibrationError(path + ": cannot write the file (" + std::strerror(errno) + ")");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw CalibrationError(path + ": cannot write the file (" + std::strerror(errno) + ")");
+  try {
+    core::write_atomically(path, [&](std::ostream& out) { out << j.dump(1) << "\n"; });
+  } catch (const std::runtime_error& e) {
+    throw CalibrationError(e.what());  // "<path>: cannot write (<why>)"
   }
 }
 

@@ -1,6 +1,7 @@
-// Starting the user's command (once, or as N local ranks with the variables
-// torchrun would set), forwarding signals to it, and reporting its exit status
-// the way a shell would.
+// Starting a command once, or as N local ranks with the variables torchrun
+// would set (rank_env.h), forwarding signals to it, and reporting its exit
+// status the way a shell would. The one launcher: `ddpscope record --nproc`
+// starts the user's job with it, `tune` its own ranks (tuner/sweep_launch.h).
 #pragma once
 
 #include <functional>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace ddpscope::cli {
+namespace ddpscope::core {
 
 struct LaunchSpec {
   std::vector<std::string> argv;
@@ -29,4 +30,4 @@ int launch_and_wait(const LaunchSpec& spec);
 // A TCP port on 127.0.0.1 that was free a moment ago (for MASTER_PORT).
 int free_port();
 
-}  // namespace ddpscope::cli
+}  // namespace ddpscope::core

@@ -1,4 +1,4 @@
-#include "cli/tune_calibrate.h"
+#include "tuner/calibrate.h"
 
 #include <unistd.h>
 
@@ -13,33 +13,22 @@
 #include "tuner/bucket_plan.h"
 #include "tuner/model/collective_cost.h"
 #include "tuner/model/model_backend.h"
+#include "tuner/sweep_launch.h"
 #include "tuner/topology.h"
 
 namespace fs = std::filesystem;
 
-namespace ddpscope::cli {
+namespace ddpscope::tuner {
 namespace {
 
+using model::CommObservation;
 using nlohmann::json;
-using tuner::model::CommObservation;
 
-// Sizes (MiB) for the fit: gradients of 256 KiB, 64 MiB in all, so every cap
-// from 1/4 MiB up gives buckets of that size, up to the largest a sweep
-// usually tries (large buffers fall out of cache: they must be in the fit).
-// In doublings: the per-size ratios (size_correction.h) are interpolated
-// between neighbours, and the crossover of steps and bytes is narrow.
-const char* kFitSizesMb = "0.25,0.5,1,2,4,8,16,32,64";
-constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
-constexpr int kFitParams = 256;
-// Across a shaped inter-node link the wire, not the cache, sets the time:
-// 16 MiB at most keeps the fit short on a slow link (1/4 s at 1 Gbit/s).
-const char* kInterFitSizesMb = "0.25,0.5,1,2,4,8,16";
-constexpr int kInterFitParams = 64;
 constexpr double kNoProgress = 1e-3;  // the model's rate for "none" (it must be positive)
 constexpr double kProbeStepUs = 600;  // a layer's backward, as in the tests' workloads
 constexpr uint64_t kProbeLargeNumel = 2 * 1024 * 1024;  // 8 MiB: outlasts the probe's backward
 constexpr int kProbeSteps = 16;
-constexpr int kProbeIterations = 24;  // short iterations: many, for a steady median
+constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -68,35 +57,42 @@ std::string write_workload(const std::string& path, const json& w) {
 }
 
 // The sweep as the user asked for it, but one backend, a synthetic workload.
-std::vector<tuner::SettingResult> measure(const TuneArgs& a, const std::string& backend,
-                                          const std::string& workload, const std::string& sizes,
-                                          int iters = 8) {
-  TuneArgs run = a;
-  run.backends = backend;
+struct Measure {
+  SweepSpec sweep;
+  WorkerProgram program;
+  CalibrationPlan plan;
+};
+
+std::vector<SettingResult> measure(const Measure& m, const std::string& backend,
+                                   const std::string& workload, const std::vector<double>& sizes,
+                                   int iters = 8) {
+  SweepSpec run = m.sweep;
+  run.backends = {backend};
   run.workload = workload;
   run.bucket_mb = sizes;
   run.results_dir.clear();
-  run.iters = std::max(a.iters, iters);
-  run.warmup = std::max(a.warmup, 2);
-  return measure_sweep(run);
+  run.replay.iters = std::max(m.sweep.replay.iters, iters);
+  run.replay.warmup = std::max(m.sweep.replay.warmup, 2);
+  return measure_sweep(run, m.program);
 }
 
 // Back-to-back all-reduces of `nparams` gradients of 256 KiB at `sizes`, on
-// the topology of `a` (none: this machine's loopback).
-std::vector<CommObservation> fit_points(const TuneArgs& a, const std::string& backend,
-                                        const std::string& dir, int nparams, const char* sizes) {
+// the topology of `m` (none: this machine's loopback).
+std::vector<CommObservation> fit_points(const Measure& m, const std::string& backend,
+                                        const std::string& dir, int nparams,
+                                        const std::string& sizes) {
   json params = json::array();
   for (int i = 0; i < nparams; ++i)
     params.push_back(param("g" + std::to_string(i), kFitParamNumel, 0));
   json spec = {{"name", "calibration"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
   const auto path = write_workload(dir + "/fit.json", spec);
-  const auto w = tuner::load_workload_json(path);
+  const auto w = load_workload_json(path);
   std::vector<CommObservation> points;
-  for (const auto& r : measure(a, backend, path, sizes)) {
+  for (const auto& r : measure(m, backend, path, parse_bucket_sizes(sizes))) {
     CommObservation o;
     o.nranks = r.nranks;
     o.seconds = r.comm_ms_median / 1000;
-    for (const auto& b : tuner::plan_buckets(w, r.setting.bucket_mb, a.first_bucket_mb).buckets)
+    for (const auto& b : plan_buckets(w, r.setting.bucket_mb, m.sweep.first_bucket_mb).buckets)
       o.bucket_bytes.push_back(double(b.bytes));
     points.push_back(o);
   }
@@ -105,8 +101,8 @@ std::vector<CommObservation> fit_points(const TuneArgs& a, const std::string& ba
 
 // kProbeSteps compute steps of kProbeStepUs, then a tiny bucket; with
 // `large`, an 8 MiB bucket ready before them. Returns the iterations.
-std::vector<tuner::IterationSample> probe(const TuneArgs& a, const std::string& backend, bool large,
-                                          const std::string& dir) {
+std::vector<IterationSample> probe(const Measure& m, const std::string& backend, bool large,
+                                   const std::string& dir) {
   json params = json::array();
   if (large) params.push_back(param("large", kProbeLargeNumel, 0));
   for (int i = 0; i < kProbeSteps; ++i)
@@ -119,7 +115,7 @@ std::vector<tuner::IterationSample> probe(const TuneArgs& a, const std::string& 
                {"params", params},
                {"ready_order", order}};
   const auto path = write_workload(dir + "/probe.json", spec);
-  return measure(a, backend, path, "1", kProbeIterations).at(0).iterations;
+  return measure(m, backend, path, {1}, m.plan.probe_iterations).at(0).iterations;
 }
 
 // From iteration times alone (a DDP iteration is its slowest rank's).
@@ -131,21 +127,20 @@ std::vector<tuner::IterationSample> probe(const TuneArgs& a, const std::string& 
 // (every rank of every emulated node shares them), and the large all-reduce
 // must be paced by the cores for B' to show (over a slow link it outlasts
 // backward at any compute speed).
-void measure_step_delays(const TuneArgs& a, const std::string& backend,
-                         const tuner::Topology& topology, tuner::model::Calibration* c,
-                         const std::string& dir) {
-  const auto m = tuner::model::ModelBackend::calibrated(*c, topology);
-  const double tiny_ms = m.bucket_ms(64 * kProbeSteps);
-  const double large_ms = m.bucket_ms(4 * kProbeLargeNumel);
+void measure_step_delays(const Measure& m, const std::string& backend, const Topology& topology,
+                         model::Calibration* c, const std::string& dir) {
+  const auto mb = model::ModelBackend::calibrated(*c, topology);
+  const double tiny_ms = mb.bucket_ms(64 * kProbeSteps);
+  const double large_ms = mb.bucket_ms(4 * kProbeLargeNumel);
   const double step_ms = kProbeStepUs / 1000;
-  const double rate = m.comm_rate_during_compute();
+  const double rate = mb.comm_rate_during_compute();
   std::vector<double> delays, extra;
-  for (const auto& it : probe(a, backend, false, dir))
+  for (const auto& it : probe(m, backend, false, dir))
     delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
   c->step_delay_ms = std::max(0.0, median(delays));
   c->step_delay_step_us = kProbeStepUs;
   const double backward_ms = kProbeSteps * (step_ms + c->step_delay_ms);
-  for (const auto& it : probe(a, backend, true, dir)) {
+  for (const auto& it : probe(m, backend, true, dir)) {
     double with_comm = rate < 1 ? (it.iter_ms - large_ms - tiny_ms) / (1 - rate) : 0;
     if (rate * with_comm >= large_ms)
       with_comm = it.iter_ms - tiny_ms;  // it finished under compute
@@ -166,9 +161,9 @@ double comm_rate_from_cores(int ranks, long cores) {
 // machine's cores whatever their nodes. Emulated, that node is a network
 // namespace as the topology's are (its own loopback): the same kind of
 // node the sweeps run on.
-TuneArgs on_one_node(const TuneArgs& a, const tuner::Topology& topology) {
-  TuneArgs one = a;
-  if (topology.nodes > 1) one.topology = "1x" + std::to_string(topology.nranks());
+Measure on_one_node(const Measure& m, const Topology& topology) {
+  Measure one = m;
+  if (topology.nodes > 1) one.sweep.topology = "1x" + std::to_string(topology.nranks());
   return one;
 }
 
@@ -179,12 +174,13 @@ TuneArgs on_one_node(const TuneArgs& a, const tuner::Topology& topology) {
 // 0.35-0.42 s in some calibrations, 1.5-1.6 s in the others and in the
 // state every sweep met, docs/model.md), and a prediction for a training
 // job should not count on a lull.
-const char* kRecheckSizesMb = "0.25,0.5,1";
 constexpr double kStateRatio = 1.5;
 
-void recheck_small_sizes(const TuneArgs& one_node, const std::string& backend,
-                         tuner::model::Calibration* c, const std::string& dir) {
-  for (const auto& again : fit_points(one_node, backend, dir, kFitParams, kRecheckSizesMb))
+void recheck_small_sizes(const Measure& one_node, const std::string& backend, model::Calibration* c,
+                         const std::string& dir) {
+  const auto& plan = one_node.plan;
+  for (const auto& again :
+       fit_points(one_node, backend, dir, plan.fit_params, plan.recheck_sizes_mb))
     for (auto& first : c->points) {
       if (first.bucket_bytes != again.bucket_bytes) continue;
       const double lo = std::min(first.seconds, again.seconds);
@@ -196,7 +192,7 @@ void recheck_small_sizes(const TuneArgs& one_node, const std::string& backend,
                 again.bucket_bytes.back() / (1 << 20), first.seconds * 1e3, again.seconds * 1e3);
       first.seconds = hi > kStateRatio * lo ? hi : 0.5 * (lo + hi);
     }
-  c->intra = tuner::model::fit_link_cost(c->points);
+  c->intra = model::fit_link_cost(c->points);
 }
 
 // The link classes, each from its own measurements: inside a node from the
@@ -204,53 +200,56 @@ void recheck_small_sizes(const TuneArgs& one_node, const std::string& backend,
 // CPU sharing as on the topology, no shaped link); between nodes from the
 // ranks spread over the emulated topology, whose ring waits for the shaped
 // link at every step.
-void fit_links(const TuneArgs& a, const std::string& backend, const tuner::Topology& topology,
-               tuner::model::Calibration* c, const std::string& dir) {
-  const TuneArgs one_node = on_one_node(a, topology);
-  std::cerr << "calibrating " << backend << " on " << a.nproc
-            << " ranks of one node: all-reduces at " << kFitSizesMb << " MiB\n";
-  c->points = fit_points(one_node, backend, dir, kFitParams, kFitSizesMb);
+void fit_links(const Measure& m, const std::string& backend, const Topology& topology,
+               model::Calibration* c, const std::string& dir) {
+  const Measure one_node = on_one_node(m, topology);
+  const auto& plan = m.plan;
+  std::cerr << "calibrating " << backend << " on " << m.sweep.nproc
+            << " ranks of one node: all-reduces at " << plan.fit_sizes_mb << " MiB\n";
+  c->points = fit_points(one_node, backend, dir, plan.fit_params, plan.fit_sizes_mb);
   if (topology.nodes > 1) {
     std::cerr << "calibrating " << backend << " across the nodes of " << topology.name()
-              << ": all-reduces at " << kInterFitSizesMb << " MiB\n";
-    c->inter_points = fit_points(a, backend, dir, kInterFitParams, kInterFitSizesMb);
-    c->inter = tuner::model::InterLinkFit{tuner::model::fit_link_cost(c->inter_points),
-                                          topology.name(), topology.inter.bandwidth_gbps};
+              << ": all-reduces at " << plan.inter_fit_sizes_mb << " MiB\n";
+    c->inter_points = fit_points(m, backend, dir, plan.inter_fit_params, plan.inter_fit_sizes_mb);
+    c->inter = model::InterLinkFit{model::fit_link_cost(c->inter_points), topology.name(),
+                                   topology.inter.bandwidth_gbps};
   }
-  std::cerr << "calibrating " << backend << " on one node again: all-reduces at " << kRecheckSizesMb
-            << " MiB\n";
+  std::cerr << "calibrating " << backend << " on one node again: all-reduces at "
+            << plan.recheck_sizes_mb << " MiB\n";
   recheck_small_sizes(one_node, backend, c, dir);
 }
 
 }  // namespace
 
-tuner::model::Calibration measure_calibration(const TuneArgs& a, const std::string& backend,
-                                              const tuner::Topology& topology) {
+model::Calibration measure_calibration(const SweepSpec& s, const std::string& backend,
+                                       const Topology& topology, const WorkerProgram& program,
+                                       const CalibrationPlan& plan) {
   TempDir dir;
-  tuner::model::Calibration c;
+  const Measure m{s, program, plan};
+  model::Calibration c;
   c.backend = backend;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   c.host = host;
-  fit_links(a, backend, topology, &c, dir.path);
+  fit_links(m, backend, topology, &c, dir.path);
   std::cerr << "calibrating " << backend << ": compute steps\n";
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   // Open MPI 4.1 runs no progress thread: a non-blocking all-reduce moves
   // inside MPI calls, i.e. once the rank waits (docs/tuner.md, MPI).
   const bool mpi = backend == "mpi";
-  c.comm_rate_during_compute = mpi ? kNoProgress : comm_rate_from_cores(a.nproc, cores);
+  c.comm_rate_during_compute = mpi ? kNoProgress : comm_rate_from_cores(s.nproc, cores);
   c.cores = int(cores);
   auto one_node = topology;
   one_node.ranks_per_node = topology.nranks();
   one_node.nodes = 1;
-  measure_step_delays(on_one_node(a, topology), backend, one_node, &c, dir.path);
+  measure_step_delays(on_one_node(m, topology), backend, one_node, &c, dir.path);
   c.comm_rate_source = "step delays: " + std::to_string(kProbeSteps) + " steps of " +
                        std::to_string(int(kProbeStepUs)) + " us, alone and beside an 8 MiB " +
                        "all-reduce; comm rate: " +
                        (mpi ? std::string("none while computing (MPI progresses in MPI calls)")
-                            : std::to_string(a.nproc) + " ranks sharing " + std::to_string(cores) +
+                            : std::to_string(s.nproc) + " ranks sharing " + std::to_string(cores) +
                                   " cores with their compute");
   return c;
 }
 
-}  // namespace ddpscope::cli
+}  // namespace ddpscope::tuner

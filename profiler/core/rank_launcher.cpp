@@ -1,4 +1,4 @@
-#include "cli/launcher.h"
+#include "profiler/core/rank_launcher.h"
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstring>
 
-namespace ddpscope::cli {
+#include "profiler/core/rank_env.h"
+
+namespace ddpscope::core {
 namespace {
 
 std::vector<pid_t> g_children;
@@ -54,11 +56,11 @@ void install_forwarding() {
   if (spec.in_child && !spec.in_child(rank)) _exit(127);
   if (spec.nproc > 0) {
     std::string r = std::to_string(rank), n = std::to_string(spec.nproc);
-    setenv("RANK", r.c_str(), 1);
-    setenv("LOCAL_RANK", r.c_str(), 1);
-    setenv("GROUP_RANK", "0", 1);
-    setenv("WORLD_SIZE", n.c_str(), 1);
-    setenv("LOCAL_WORLD_SIZE", n.c_str(), 1);
+    setenv(rank_env::kTorchrunRank, r.c_str(), 1);
+    setenv(rank_env::kTorchrunLocalRank, r.c_str(), 1);
+    setenv(rank_env::kTorchrunGroupRank, "0", 1);
+    setenv(rank_env::kTorchrunWorldSize, n.c_str(), 1);
+    setenv(rank_env::kTorchrunLocalWorldSize, n.c_str(), 1);
   }
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -152,4 +154,4 @@ int free_port() {
   return port;
 }
 
-}  // namespace ddpscope::cli
+}  // namespace ddpscope::core

@@ -1,37 +1,32 @@
-#include "cli/tune_worker.h"
+#include "tuner/rank_protocol.h"
 
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "profiler/core/atomic_file.h"
+#include "profiler/core/rank_env.h"
 #include "tuner/bucket_plan.h"
 #include "tuner/replay.h"
 
-namespace ddpscope::cli {
+namespace ddpscope::tuner {
 namespace {
 
 using nlohmann::json;
 
-int env_int(std::initializer_list<const char*> names, int fallback) {
-  for (const char* n : names)
-    if (const char* v = getenv(n); v && *v) return atoi(v);
-  return fallback;
-}
-
-json samples_json(const std::vector<tuner::IterationSample>& s) {
+json samples_json(const std::vector<IterationSample>& s) {
   json a = json::array();
   for (const auto& x : s) a.push_back({x.iter_ms, x.comm_ms, x.exposed_ms});
   return a;
 }
 
-std::vector<tuner::IterationSample> samples_from(const json& a) {
-  std::vector<tuner::IterationSample> out;
+std::vector<IterationSample> samples_from(const json& a) {
+  std::vector<IterationSample> out;
   for (const auto& x : a)
     out.push_back({x[0].get<double>(), x[1].get<double>(), x[2].get<double>()});
   return out;
@@ -42,44 +37,42 @@ std::string rank_file(const WorkerPlan& p, int rank) {
 }
 
 void write_json_atomically(const std::string& path, const json& j) {
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  std::ofstream(tmp) << j.dump();
-  std::filesystem::rename(tmp, path);
+  core::write_atomically(path, [&](std::ostream& out) { out << j.dump(); });
 }
 
-std::unique_ptr<tuner::Backend> open_backend(const WorkerPlan& p, int* rank, int* size,
-                                             std::string* error) {
-  tuner::RankInfo info;
-  info.rank = env_int({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}, 0);
-  info.world_size = env_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, 1);
+std::unique_ptr<Backend> open_backend(const WorkerPlan& p, int* rank, int* size,
+                                      std::string* error) {
+  RankInfo info;
+  info.rank = rank_env::rank_or(0);
+  info.world_size = rank_env::world_size_or(1);
   info.rendezvous_dir = p.results_dir + "/rendezvous-" + p.backend;
   info.run_id = p.backend;
   std::filesystem::create_directories(info.rendezvous_dir);
   *rank = info.rank;
   *size = info.world_size;
-  if (p.backend == "gloo") return tuner::make_gloo_backend(info, error);
-  if (p.backend == "nccl") return tuner::make_nccl_backend(info, error);
-  if (p.backend == "mpi") return tuner::make_mpi_backend(error);
+  if (p.backend == "gloo") return make_gloo_backend(info, error);
+  if (p.backend == "nccl") return make_nccl_backend(info, error);
+  if (p.backend == "mpi") return make_mpi_backend(error);
   *error = "unknown backend '" + p.backend + "'";
   return nullptr;
 }
 
 // Rank 0 waits for every rank's file (they are written before the final
 // barrier, so this only covers slow shared filesystems).
-std::vector<tuner::SettingResult> combine(const WorkerPlan& p, int size) {
+std::vector<SettingResult> combine(const WorkerPlan& p, int size) {
   std::vector<json> ranks;
   for (int r = 0; r < size; ++r) {
     for (int i = 0; i < 600 && !std::filesystem::exists(rank_file(p, r)); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     ranks.push_back(json::parse(std::ifstream(rank_file(p, r))));
   }
-  std::vector<tuner::SettingResult> out;
+  std::vector<SettingResult> out;
   for (size_t k = 0; k < ranks[0]["settings"].size(); ++k) {
     const auto& s0 = ranks[0]["settings"][k];
-    std::vector<std::vector<tuner::IterationSample>> per_rank;
+    std::vector<std::vector<IterationSample>> per_rank;
     for (const auto& r : ranks) per_rank.push_back(samples_from(r["settings"][k]["iterations"]));
-    tuner::Setting setting{p.backend, s0["bucket_mb"].get<double>(), p.first_bucket_mb};
-    out.push_back(tuner::summarize_setting(setting, s0["buckets"].get<int>(), per_rank));
+    Setting setting{p.backend, s0["bucket_mb"].get<double>(), p.first_bucket_mb};
+    out.push_back(summarize_setting(setting, s0["buckets"].get<int>(), per_rank));
   }
   return out;
 }
@@ -94,8 +87,7 @@ void progress(int rank, size_t done, size_t total, const std::string& what) {
 
 }  // namespace
 
-int run_tune_worker(const WorkerPlan& p, std::vector<tuner::SettingResult>* summary,
-                    int* rank_out) {
+int run_rank(const WorkerPlan& p, std::vector<SettingResult>* summary, int* rank_out) {
   int rank = 0, size = 1;
   std::string error;
   auto backend = open_backend(p, &rank, &size, &error);
@@ -107,10 +99,10 @@ int run_tune_worker(const WorkerPlan& p, std::vector<tuner::SettingResult>* summ
   json mine = {{"rank", rank}, {"settings", json::array()}};
   for (size_t k = 0; k < p.bucket_mb.size(); ++k) {
     progress(rank, k, p.bucket_mb.size(), p.backend + " " + std::to_string(p.bucket_mb[k]) + " MB");
-    auto plan = tuner::plan_buckets(p.workload, p.bucket_mb[k], p.first_bucket_mb);
-    std::vector<tuner::IterationSample> samples;
+    auto plan = plan_buckets(p.workload, p.bucket_mb[k], p.first_bucket_mb);
+    std::vector<IterationSample> samples;
     try {
-      samples = tuner::replay(p.workload, plan, *backend, p.replay);
+      samples = replay(p.workload, plan, *backend, p.replay);
     } catch (const std::exception& e) {
       std::cerr << "ddpscope: tune: rank " << rank << ": " << e.what() << "\n";
       return 1;
@@ -130,7 +122,7 @@ int run_tune_worker(const WorkerPlan& p, std::vector<tuner::SettingResult>* summ
   return 0;
 }
 
-void write_summary(const std::string& path, const std::vector<tuner::SettingResult>& results) {
+void write_summary(const std::string& path, const std::vector<SettingResult>& results) {
   json a = json::array();
   for (const auto& r : results)
     a.push_back({{"backend", r.setting.backend},
@@ -142,14 +134,13 @@ void write_summary(const std::string& path, const std::vector<tuner::SettingResu
   write_json_atomically(path, a);
 }
 
-std::vector<tuner::SettingResult> read_summary(const std::string& path) {
-  std::vector<tuner::SettingResult> out;
+std::vector<SettingResult> read_summary(const std::string& path) {
+  std::vector<SettingResult> out;
   for (const auto& s : json::parse(std::ifstream(path))) {
-    tuner::Setting setting{s["backend"], s["bucket_mb"].get<double>(),
-                           s["first_bucket_mb"].get<double>()};
+    Setting setting{s["backend"], s["bucket_mb"].get<double>(), s["first_bucket_mb"].get<double>()};
     // Iterations in the summary are already the per-iteration maxima over ranks.
-    std::vector<std::vector<tuner::IterationSample>> one{samples_from(s["iterations"])};
-    auto r = tuner::summarize_setting(setting, s["buckets"].get<int>(), one);
+    std::vector<std::vector<IterationSample>> one{samples_from(s["iterations"])};
+    auto r = summarize_setting(setting, s["buckets"].get<int>(), one);
     r.nranks = s["nranks"].get<int>();
     r.topology = "1x" + std::to_string(r.nranks);
     out.push_back(r);
@@ -157,4 +148,4 @@ std::vector<tuner::SettingResult> read_summary(const std::string& path) {
   return out;
 }
 
-}  // namespace ddpscope::cli
+}  // namespace ddpscope::tuner

@@ -1,0 +1,26 @@
+// Writing an output file all-or-nothing: content goes to `<path>.tmp-<pid>`,
+// which is renamed over `path` only once complete, so a reader (a rank polling
+// for a peer's file, a user's script, a later `report`) never sees half a file
+// and a failed write leaves nothing behind. The one such writer: reports,
+// the store's merge and tune databases, calibration files and the tuner's rank
+// files all go through it.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace ddpscope::core {
+
+// Calls `fill` with the temporary path to create (e.g. a SQLite database),
+// then renames it over `path`. On any failure the temporary file is removed,
+// `path` is untouched and the exception goes on; a failed rename becomes
+// std::runtime_error("<path>: <why>").
+void replace_atomically(const std::string& path,
+                        const std::function<void(const std::string& tmp)>& fill);
+
+// Calls `fill` with a stream into the temporary file; throws std::runtime_error
+// ("<path>: <why>") if the file cannot be written.
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+}  // namespace ddpscope::core

@@ -1,0 +1,42 @@
+#include "tuner/tune_database.h"
+
+#include <unistd.h>
+
+#include <ctime>
+
+#include "profiler/store/tune_store.h"
+
+namespace ddpscope::tuner {
+namespace {
+
+std::string now_iso() {
+  char buf[32];
+  time_t t = time(nullptr);
+  tm u{};
+  gmtime_r(&t, &u);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &u);
+  return buf;
+}
+
+}  // namespace
+
+void save_tune_run(const std::string& db, const SweepSpec& s, const Workload& w,
+                   const std::vector<SettingResult>& results, const nlohmann::json& recommendation,
+                   const std::string& command_line) {
+  store::TuneRun run;
+  run.started = now_iso();
+  run.workload = w.name;
+  run.workload_bytes = int64_t(w.total_bytes());
+  run.params = int(w.params.size());
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  run.host = host;
+  run.command_line = command_line;
+  run.warmup = s.replay.warmup;
+  run.iters = s.replay.iters;
+  run.first_bucket_mb = s.first_bucket_mb;
+  run.recommendation = recommendation.dump();
+  store::write_tune_run(db, run, to_samples(results));
+}
+
+}  // namespace ddpscope::tuner
