@@ -66,6 +66,13 @@ std::optional<KernelKind> parse_kernel_kind(std::string_view n) {
   return std::nullopt;
 }
 
+std::optional<SyncCall> parse_sync_call(std::string_view n) {
+  for (auto c : {SyncCall::stream_synchronize, SyncCall::device_synchronize,
+                 SyncCall::event_synchronize, SyncCall::stream_wait_event})
+    if (n == name_of(c)) return c;
+  return std::nullopt;
+}
+
 CommOrigin parse_comm_origin(std::string_view n) {
   for (auto o : {CommOrigin::init_rank, CommOrigin::init_rank_config, CommOrigin::init_all,
                  CommOrigin::split})

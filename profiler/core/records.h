@@ -119,6 +119,7 @@ struct SyncRecord {
 const char* name_of(KernelKind kind);
 const char* name_of(SyncCall call);
 std::optional<KernelKind> parse_kernel_kind(std::string_view name);
+std::optional<SyncCall> parse_sync_call(std::string_view name);
 
 const char* name_of(CommOrigin origin);
 const char* name_of(CommEnd end);

@@ -9,6 +9,7 @@
 #include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/schema.h"
+#include "profiler/store/table.h"
 
 namespace fs = std::filesystem;
 
@@ -30,28 +31,6 @@ Input inspect(const std::string& path) {
   return {path, procs[0], reader.meta()};
 }
 
-// Each table's columns with the time columns shifted by the rank's clock offset
-// (?1), so that merged times are wall-clock nanoseconds, and collective ids
-// shifted past the ranks already merged (?2), kernels' references with them.
-const char* kCopies[] = {
-    "INSERT INTO processes SELECT rank, world_size, local_rank, host, pid, device, backend, "
-    "clock_offset_ns, dropped_events, rank_source, start_ns + ?1, end_ns + ?1 "
-    "FROM src.processes",
-    "INSERT INTO comms SELECT rank, comm_id, comm_rank, nranks, device, backend, "
-    "parent_comm_id, origin, created_ns + ?1, ended_ns + ?1, end_reason FROM src.comms",
-    "INSERT INTO collectives(id, rank, comm_id, seq, op, dtype, count, bytes, root, peer, "
-    "stream, tid, group_id, host_start_ns, host_end_ns, start_ns, end_ns, timing, comm_rank, "
-    "nranks, redop) SELECT id + ?2, rank, comm_id, seq, op, dtype, count, bytes, root, peer, "
-    "stream, tid, group_id, host_start_ns + ?1, host_end_ns + ?1, start_ns + ?1, "
-    "end_ns + ?1, timing, comm_rank, nranks, redop FROM src.collectives ORDER BY id",
-    "INSERT INTO kernels SELECT rank, device, stream, name, start_ns + ?1, end_ns + ?1, "
-    "correlation, collective_id + ?2, kind FROM src.kernels",
-    "INSERT INTO ranges SELECT rank, tid, domain, name, start_ns + ?1, end_ns + ?1 "
-    "FROM src.ranges",
-    "INSERT INTO syncs SELECT rank, tid, call, stream, start_ns + ?1, end_ns + ?1 "
-    "FROM src.syncs",
-};
-
 void copy_rank(Connection& out, const Input& in) {
   Statement attach(out, "ATTACH DATABASE ? AS src");
   attach.bind_text(1, in.path);
@@ -60,8 +39,11 @@ void copy_rank(Connection& out, const Input& in) {
     Transaction tx(out);
     Statement last_id(out, "SELECT coalesce(max(id), 0) FROM main.collectives");
     int64_t base = last_id.step() ? last_id.int64(0) : 0;
-    for (const char* sql : kCopies) {
-      Statement st(out, sql);
+    // Times onto the wall timeline (?1), collective ids past the ranks merged
+    // before (?2): table.h's convention, for every per-rank table.
+    for (const TableSpec* t : tables()) {
+      if (!t->per_rank) continue;
+      Statement st(out, merge_sql(*t));
       st.bind(1, in.process.clock_offset_ns);
       if (st.parameters() >= 2) st.bind(2, base);
       st.run();

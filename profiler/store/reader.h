@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "profiler/core/records.h"
+#include "profiler/store/rows.h"
 #include "profiler/store/sqlite.h"
 
 namespace ddpscope::store {
@@ -30,6 +31,14 @@ class RunReader {
   std::vector<ProcessRecord> processes();
   std::vector<CommRecord> comms();
 
+  // Any table's rows as records (Row<Record>, table.h): `where` is an optional
+  // SQL condition, `order` an optional ORDER BY list. Streams with bounded memory.
+  template <typename Record>
+  void for_each(const std::function<void(const Record&)>& fn, const std::string& where = "",
+                const std::string& order = "");
+  template <typename Record>
+  std::vector<Record> rows(const std::string& where = "", const std::string& order = "");
+
   // Streams collectives in id order (bounded memory for large runs). `where` is
   // an optional SQL condition over the collectives table.
   void for_each_collective(const std::function<void(const CollectiveRecord&)>& fn,
@@ -42,5 +51,22 @@ class RunReader {
  private:
   std::unique_ptr<Connection> conn_;
 };
+
+template <typename Record>
+void RunReader::for_each(const std::function<void(const Record&)>& fn, const std::string& where,
+                         const std::string& order) {
+  std::string sql = select_sql(Row<Record>::table());
+  if (!where.empty()) sql += " WHERE " + where;
+  if (!order.empty()) sql += " ORDER BY " + order;
+  Statement s(*conn_, sql);
+  while (s.step()) fn(Row<Record>::read(s));
+}
+
+template <typename Record>
+std::vector<Record> RunReader::rows(const std::string& where, const std::string& order) {
+  std::vector<Record> out;
+  for_each<Record>([&](const Record& r) { out.push_back(r); }, where, order);
+  return out;
+}
 
 }  // namespace ddpscope::store

@@ -10,6 +10,7 @@
 namespace fs = std::filesystem;
 
 namespace ddpscope::store {
+
 namespace {
 
 int64_t insert_run(Connection& c, const TuneRun& r) {

@@ -1,35 +1,34 @@
 // The batched writer of one rank's file: prepared statements, one transaction
 // per flush, WAL journaling so that every committed flush survives the process
-// being killed. Used by the injector's writer thread and by the merge.
+// being killed. Used by the injector's writer thread and by tests. Any record
+// type with a table (Row<Record>, table.h) can be added: rows are held per
+// table and inserted kRowsPerInsert at a time.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
-#include <span>
 #include <string>
+#include <vector>
 
 #include "profiler/core/records.h"
+#include "profiler/store/rows.h"
 #include "profiler/store/sqlite.h"
 
 namespace ddpscope::store {
 
 class RankWriter {
  public:
-  // Creates `path` (which must not exist yet) with the v1 schema and `meta`.
+  // Creates `path` (which must not exist yet) with the current schema and `meta`.
   RankWriter(const std::string& path, const std::map<std::string, std::string>& meta);
   ~RankWriter();
 
-  // Collectives keep the id they carry (CollectiveRecord::id > 0), so that
-  // kernels written with them can name it; id 0 lets SQLite assign the next.
   // One flush: everything between begin() and commit() lands atomically.
   void begin();
-  void add(const CollectiveRecord& c);
-  void add(const CommRecord& c);
-  void add(const KernelRecord& k);
-  void add(const RangeRecord& r);
-  void add(const SyncRecord& s);
+  template <typename Record>
+  void add(const Record& r);
   void end_comm(int32_t rank, uint64_t comm_id, int32_t comm_rank, int64_t ended_ns, CommEnd how);
-  void put(const ProcessRecord& p);  // insert or replace the process row
+  void put(const ProcessRecord& p) { add(p); }  // the table replaces the process row
   void put_meta(const std::string& key, const std::string& value);
   void commit();
 
@@ -39,12 +38,64 @@ class RankWriter {
   const std::string& path() const { return path_; }
 
  private:
+  // One multi-row INSERT runs the SQLite VM once per block instead of once
+  // per row (the store's hot loop).
+  static constexpr int kRowsPerInsert = 32;
+  struct Batch {
+    virtual ~Batch() = default;
+    virtual void flush() = 0;
+  };
+  template <typename Record>
+  struct TableBatch;
+  template <typename Record>
+  TableBatch<Record>& batch();
+  static int next_slot();
   void flush_pending();
-  struct Statements;
+
   std::string path_;
   std::unique_ptr<Connection> conn_;
-  std::unique_ptr<Statements> st_;
+  std::unique_ptr<Statement> meta_, comm_end_;
+  std::vector<std::unique_ptr<Batch>> batches_;  // by table slot
   std::unique_ptr<Transaction> tx_;
 };
+
+template <typename Record>
+struct RankWriter::TableBatch : Batch {
+  explicit TableBatch(Connection& c)
+      : one(c, insert_sql(Row<Record>::table(), 1)),
+        many(c, insert_sql(Row<Record>::table(), kRowsPerInsert)) {
+    pending.reserve(kRowsPerInsert);
+  }
+  void add(const Record& r) {
+    pending.push_back(r);
+    if (int(pending.size()) < kRowsPerInsert) return;
+    int columns = int(Row<Record>::table().columns.size());
+    for (int i = 0; i < kRowsPerInsert; ++i) Row<Record>::bind(many, i * columns, pending[i]);
+    many.run();
+    pending.clear();
+  }
+  void flush() override {
+    for (const auto& r : pending) {
+      Row<Record>::bind(one, 0, r);
+      one.run();
+    }
+    pending.clear();
+  }
+  Statement one, many;
+  std::vector<Record> pending;
+};
+
+template <typename Record>
+RankWriter::TableBatch<Record>& RankWriter::batch() {
+  static const int slot = next_slot();
+  if (int(batches_.size()) <= slot) batches_.resize(slot + 1);
+  if (!batches_[slot]) batches_[slot] = std::make_unique<TableBatch<Record>>(*conn_);
+  return static_cast<TableBatch<Record>&>(*batches_[slot]);
+}
+
+template <typename Record>
+void RankWriter::add(const Record& r) {
+  batch<Record>().add(r);
+}
 
 }  // namespace ddpscope::store

@@ -1,0 +1,31 @@
+// The tables of the capture's records (profiler/core/records.h): each one's
+// declaration and binding, specialising Row<Record> (table.h).
+#pragma once
+
+#include "profiler/core/records.h"
+#include "profiler/store/table.h"
+
+namespace ddpscope::store {
+
+#define DDPSCOPE_ROW(Record)                                    \
+  template <>                                                   \
+  struct Row<Record> {                                          \
+    static const TableSpec& table();                            \
+    static void bind(Statement& s, int first, const Record& r); \
+    static Record read(const Statement& s);                     \
+  }
+
+DDPSCOPE_ROW(ProcessRecord);     // rows_run.cpp
+DDPSCOPE_ROW(CommRecord);        // rows_run.cpp
+DDPSCOPE_ROW(CollectiveRecord);  // rows_run.cpp
+DDPSCOPE_ROW(KernelRecord);      // rows_gpu.cpp
+DDPSCOPE_ROW(RangeRecord);       // rows_gpu.cpp
+DDPSCOPE_ROW(SyncRecord);        // rows_gpu.cpp
+
+#undef DDPSCOPE_ROW
+
+// The tuner's tables (tune_store.cpp): declared here so the schema has them.
+const TableSpec& tune_runs_table();
+const TableSpec& tune_results_table();
+
+}  // namespace ddpscope::store

@@ -1,0 +1,73 @@
+#include "profiler/store/table.h"
+
+#include <string_view>
+
+#include "profiler/store/rows.h"
+
+namespace ddpscope::store {
+namespace {
+
+std::string column_list(const TableSpec& t) {
+  std::string s;
+  for (const auto& c : t.columns) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+bool is_time(std::string_view name) {
+  return name.size() > 3 && name.substr(name.size() - 3) == "_ns" && name != "clock_offset_ns";
+}
+
+bool is_collective_id(const TableSpec& t, const Column& c) {
+  return c.collective_ref ||
+         (std::string_view(t.name) == "collectives" && std::string_view(c.name) == "id");
+}
+
+}  // namespace
+
+std::span<const TableSpec* const> tables() {
+  static const TableSpec* const all[] = {
+      &Row<ProcessRecord>::table(), &Row<CommRecord>::table(),  &Row<CollectiveRecord>::table(),
+      &Row<KernelRecord>::table(),  &Row<RangeRecord>::table(), &Row<SyncRecord>::table(),
+      &tune_runs_table(),           &tune_results_table(),
+  };
+  return all;
+}
+
+std::string create_sql(const TableSpec& t) {
+  std::string sql = std::string("CREATE TABLE ") + t.name + "(";
+  bool first = true;
+  for (const auto& c : t.columns) {
+    sql += (first ? "" : ", ") + std::string(c.name) + " " + c.type;
+    first = false;
+  }
+  if (*t.constraints) sql += std::string(", ") + t.constraints;
+  return sql + ");";
+}
+
+std::string insert_sql(const TableSpec& t, int rows) {
+  std::string row = "(";
+  for (size_t i = 0; i < t.columns.size(); ++i) row += i ? ",?" : "?";
+  row += ")";
+  std::string sql =
+      std::string(t.insert_verb) + " INTO " + t.name + "(" + column_list(t) + ") VALUES";
+  for (int r = 0; r < rows; ++r) sql += (r ? "," : "") + row;
+  return sql;
+}
+
+std::string select_sql(const TableSpec& t) {
+  return "SELECT " + column_list(t) + " FROM " + t.name;
+}
+
+std::string merge_sql(const TableSpec& t) {
+  std::string exprs;
+  for (const auto& c : t.columns) {
+    std::string e = c.name;
+    if (is_time(c.name)) e += " + ?1";
+    if (is_collective_id(t, c)) e += " + ?2";
+    exprs += (exprs.empty() ? "" : ", ") + e;
+  }
+  return std::string("INSERT INTO ") + t.name + "(" + column_list(t) + ") SELECT " + exprs +
+         " FROM src." + t.name + " ORDER BY rowid";
+}
+
+}  // namespace ddpscope::store

@@ -1,0 +1,54 @@
+// The tables of ddpscope's databases, declared once each. The schema creates
+// them, the writer and the reader bind and read them, and the merge copies
+// them, all from these declarations: a capture source adds a table by
+// declaring it (a TableSpec and a Row<Record> in a file of its own) and
+// naming it in tables() — nothing else in the store changes.
+//
+// Merge convention: every column named `*_ns` except `clock_offset_ns` is a
+// time on the rank's own clock and is shifted onto the wall timeline; columns
+// marked `collective_ref` (and collectives.id) hold collective ids and are
+// shifted past the ranks merged before.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "profiler/store/sqlite.h"
+
+namespace ddpscope::store {
+
+struct Column {
+  const char* name;
+  const char* type;  // SQLite type: INTEGER, TEXT, REAL
+  bool collective_ref = false;
+};
+
+struct TableSpec {
+  const char* name;
+  std::span<const Column> columns;
+  const char* constraints = "";  // appended to the column list, e.g. a primary key
+  const char* indexes = "";      // CREATE INDEX statements, built after bulk writes
+  const char* insert_verb = "INSERT";
+  bool per_rank = true;  // copied from rank files by the merge (tuner tables are not)
+};
+
+// Every table, in creation order (meta is the schema's own).
+std::span<const TableSpec* const> tables();
+
+std::string create_sql(const TableSpec& t);
+// "INSERT INTO t(c1, ...) VALUES(?,...),..." for `rows` rows.
+std::string insert_sql(const TableSpec& t, int rows);
+// "SELECT c1, ... FROM t"
+std::string select_sql(const TableSpec& t);
+// The merge's copy of `t` from the attached rank file `src`: ?1 is the rank's
+// clock offset, ?2 the collective id base.
+std::string merge_sql(const TableSpec& t);
+
+// A record type's table: specialised once per record next to its TableSpec.
+//   static const TableSpec& table();
+//   static void bind(Statement& s, int first, const Record& r);  // columns first+1..
+//   static Record read(const Statement& s);  // from select_sql's columns
+template <typename Record>
+struct Row;
+
+}  // namespace ddpscope::store
