@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "reports/regression/statistics.h"
+#include "profiler/regression/statistics.h"
 
 using namespace ddpscope::regression;
 

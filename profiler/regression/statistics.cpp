@@ -1,4 +1,4 @@
-#include "reports/regression/statistics.h"
+#include "profiler/regression/statistics.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
-#include "reports/regression/tuned_metrics.h"
+#include "profiler/regression/tuned_metrics.h"
 
 #include <cstdio>
 #include <iterator>
 #include <map>
 
 #include "profiler/core/stats.h"
+#include "profiler/regression/statistics.h"
 #include "profiler/store/tune_store.h"
-#include "reports/regression/statistics.h"
 
 namespace ddpscope::regression {
 namespace {
