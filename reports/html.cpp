@@ -1,5 +1,6 @@
 // The HTML report: one self-contained page (inline CSS, inline SVG charts drawn
 // by a small inline script from an embedded JSON blob; no network access).
+// The script is reports/html/*.js, compiled into the binary (html_parts.h).
 // Text sections are rendered here, charts in the browser; see html_parts.h.
 #include <ostream>
 
@@ -9,27 +10,6 @@
 
 namespace ddpscope::reports {
 namespace {
-
-// Installed in <head>, before any other script: it catches errors of the main
-// script too (a syntax error there would prevent it from installing a handler)
-// and shows them in #ddpscope-errors instead of letting them pass silently.
-const char* const kErrorCapture = R"JS(
-window.ddpscopeErrors = [];
-window.ddpscopeReport = function (msg) {
-  window.ddpscopeErrors.push(String(msg));
-  var pre = document.getElementById('ddpscope-errors');
-  if (pre) pre.textContent = window.ddpscopeErrors.join('\n');
-};
-window.addEventListener('error', function (e) {
-  window.ddpscopeReport('error: ' + e.message + ' (line ' + e.lineno + ')');
-});
-window.addEventListener('unhandledrejection', function (e) {
-  window.ddpscopeReport('unhandled rejection: ' + e.reason);
-});
-document.addEventListener('DOMContentLoaded', function () {
-  if (!window.ddpscopeReady) window.ddpscopeReport('the charts did not finish drawing');
-});
-)JS";
 
 struct ChartSection {
   const char* id;
@@ -59,7 +39,8 @@ void write_head(const analysis::RunAnalysis& run, std::ostream& out) {
       << "<meta name=\"generator\" content=\"ddpscope\">\n"
       << "<title>ddpscope report: " << html::escape(run.path) << "</title>\n"
       << "<style>" << html::kStyle << "</style>\n"
-      << "<script>" << kErrorCapture << "</script>\n</head>\n";
+      << "<script>\n"
+      << html::kErrorCapture << "</script>\n</head>\n";
 }
 
 void write_charts(std::ostream& out) {
@@ -86,8 +67,10 @@ void write_page(const analysis::RunAnalysis& run, std::ostream& out) {
       << "<div id=\"ddpscope-tooltip\" class=\"tooltip\" hidden></div>\n"
       << "<script type=\"application/json\" id=\"ddpscope-data\">"
       << html::script_safe(html::chart_data(run)) << "</script>\n"
-      << "<script>" << html::kScriptCore << html::kScriptCharts << html::kScriptTimeline
-      << "</script>\n</body>\n</html>\n";
+      << "<script>\n"
+      << html::kScriptCore << "\n"
+      << html::kScriptCharts << "\n"
+      << html::kScriptTimeline << "</script>\n</body>\n</html>\n";
 }
 
 class HtmlRenderer : public Renderer {

@@ -41,10 +41,13 @@ void write_iteration_table(const analysis::RunAnalysis& run, std::ostream& out);
 void write_rank_table(const analysis::RunAnalysis& run, std::ostream& out);
 void write_op_table(const analysis::RunAnalysis& run, std::ostream& out);
 
-// --- html_style.cpp, html_script_*.cpp: inline assets, in page order ---
+// --- inline assets, in page order: html_style.cpp, and reports/html/*.js
+// embedded at build time by reports/html/embed.cmake (each script's text
+// without its leading comment block; each ends with a newline) ---
 extern const char* const kStyle;
-extern const char* const kScriptCore;      // error capture, SVG helpers, axes, tooltip
-extern const char* const kScriptCharts;    // buckets, bandwidth, overlap
-extern const char* const kScriptTimeline;  // timeline, heatmap, then draws everything
+extern const char* const kErrorCapture;    // error_capture.js: in <head>, reports script errors
+extern const char* const kScriptCore;      // core.js: SVG helpers, axes, tooltip
+extern const char* const kScriptCharts;    // charts.js: buckets, bandwidth, overlap
+extern const char* const kScriptTimeline;  // timeline.js: timeline, heatmap, then draws everything
 
 }  // namespace ddpscope::reports::html

@@ -1,8 +1,10 @@
 // The report's text sections: the run header, the summary cards and the
 // recommendations. Every string from the run is escaped here.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
+#include "profiler/core/stats.h"
 #include "reports/html_parts.h"
 
 namespace ddpscope::reports::html {
@@ -27,8 +29,7 @@ int buckets_per_iteration(const analysis::RunAnalysis& run) {
   std::vector<int> counts;
   for (const auto& it : run.iteration_list) counts.push_back(it.buckets);
   if (counts.empty()) return 0;
-  std::nth_element(counts.begin(), counts.begin() + counts.size() / 2, counts.end());
-  return counts[counts.size() / 2];
+  return int(std::lround(stats::median(counts)));  // a count is whole: halves up
 }
 
 }  // namespace

@@ -6,17 +6,14 @@
 #include <map>
 #include <set>
 
+#include "profiler/core/stats.h"
 #include "reports/html_parts.h"
 
 namespace ddpscope::reports::html {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+// The ranks' median; NaN (shown as "-") where no rank has the iteration.
+double median(const std::vector<double>& v) { return v.empty() ? NAN : stats::median(v); }
 
 void table_head(std::ostream& out, std::initializer_list<const char*> columns) {
   out << "<div class=\"table-wrap\"><table>\n<thead><tr>";

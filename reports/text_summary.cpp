@@ -5,25 +5,6 @@
 #include <string>
 
 namespace ddpscope::reports {
-namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-}  // namespace
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt("%.0f B", b) : fmt("%.1f ", b) + units[u];
-}
 
 void print_overview(const RunOverview& run, std::ostream& out) {
   std::set<std::string> hosts, backends;

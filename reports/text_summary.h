@@ -7,6 +7,7 @@
 
 #include "profiler/analysis/op_summary.h"
 #include "profiler/core/records.h"
+#include "profiler/core/units.h"
 
 namespace ddpscope::reports {
 
@@ -20,7 +21,6 @@ struct RunOverview {
 void print_overview(const RunOverview& run, std::ostream& out);
 void print_op_table(const std::vector<analysis::OpSummary>& ops, std::ostream& out);
 
-// "1.5 MiB", "512 B": sizes as people read them.
-std::string human_bytes(double bytes);
+using ddpscope::human_bytes;  // profiler/core/units.h
 
 }  // namespace ddpscope::reports

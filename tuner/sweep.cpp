@@ -4,17 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "profiler/core/stats.h"
+
 namespace ddpscope::tuner {
 namespace {
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double pos = q * double(v.size() - 1);
-  size_t lo = size_t(pos);
-  double frac = pos - double(lo);
-  return lo + 1 < v.size() ? v[lo] * (1 - frac) + v[lo + 1] * frac : v[lo];
-}
 
 std::string number(double x) {
   char buf[32];
@@ -46,11 +39,11 @@ SettingResult summarize_setting(const Setting& s, int buckets,
     comm.push_back(worst.comm_ms);
     exposed.push_back(worst.exposed_ms);
   }
-  r.iter_ms_median = quantile(iter, 0.5);
-  r.iter_ms_p25 = quantile(iter, 0.25);
-  r.iter_ms_p75 = quantile(iter, 0.75);
-  r.comm_ms_median = quantile(comm, 0.5);
-  r.exposed_ms_median = quantile(exposed, 0.5);
+  r.iter_ms_median = stats::median(iter);
+  r.iter_ms_p25 = stats::quantile(iter, 0.25);
+  r.iter_ms_p75 = stats::quantile(iter, 0.75);
+  r.comm_ms_median = stats::median(comm);
+  r.exposed_ms_median = stats::median(exposed);
   return r;
 }
 

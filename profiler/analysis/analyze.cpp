@@ -1,14 +1,15 @@
 #include "profiler/analysis/analyze.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
 #include "profiler/analysis/recommend.h"
-#include "profiler/analysis/stats.h"
 #include "profiler/analysis/stragglers.h"
+#include "profiler/core/stats.h"
 #include "profiler/store/sqlite.h"
 
 namespace ddpscope::analysis {
@@ -73,8 +74,8 @@ void size_classes(const std::vector<Call>& calls, RunAnalysis& run) {
     SizeClassStats s;
     std::tie(s.op, s.bytes, s.nranks) = key;
     s.calls = d.size();
-    s.median_us = percentile(d, 0.5);
-    s.p95_us = percentile(d, 0.95);
+    s.median_us = stats::quantile(d, 0.5);
+    s.p95_us = stats::quantile(d, 0.95);
     if (s.median_us > 0 && s.bytes > 0) {
       s.algbw_gbps = double(s.bytes) / (s.median_us * 1e3);
       s.busbw_gbps = s.algbw_gbps * busbw_factor(s.op, s.nranks);
@@ -101,16 +102,17 @@ void iteration_summary(RunAnalysis& run, const std::vector<RankView>& views) {
     }
   }
   auto& it = run.iterations;
-  it.count = int(percentile(counts, 0.5));
-  it.warmup = int(percentile(warm, 0.5));
-  it.median_ms = percentile(iter, 0.5);
-  it.p95_ms = percentile(iter, 0.95);
+  // Counts are whole: the median over ranks rounded, halves up.
+  it.count = int(std::lround(stats::median(counts)));
+  it.warmup = int(std::lround(stats::median(warm)));
+  it.median_ms = stats::quantile(iter, 0.5);
+  it.p95_ms = stats::quantile(iter, 0.95);
   double sum = 0;
   for (double x : iter) sum += x;
   it.mean_ms = iter.empty() ? 0 : sum / double(iter.size());
-  it.comm_median_ms = percentile(comm, 0.5);
-  it.exposed_median_ms = percentile(exposed, 0.5);
-  it.busy_median_ms = percentile(busy, 0.5);
+  it.comm_median_ms = stats::quantile(comm, 0.5);
+  it.exposed_median_ms = stats::quantile(exposed, 0.5);
+  it.busy_median_ms = stats::quantile(busy, 0.5);
 }
 
 }  // namespace

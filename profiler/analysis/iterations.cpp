@@ -1,7 +1,10 @@
 #include "profiler/analysis/iterations.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+
+#include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
 
@@ -26,20 +29,14 @@ int64_t gap_before(const std::vector<Call>& c, size_t i) {
   return i == 0 ? 0 : std::max<int64_t>(0, c[i].host_start - c[i - 1].end);
 }
 
-int64_t median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
 // The phase whose preceding gaps are longest: where iterations begin.
 size_t boundary_phase(const std::vector<Call>& c, size_t p) {
   size_t best = 0;
-  int64_t best_gap = -1;
+  double best_gap = -1;
   for (size_t k = 0; k < p; ++k) {
     std::vector<int64_t> gaps;
     for (size_t i = k == 0 ? p : k; i < c.size(); i += p) gaps.push_back(gap_before(c, i));
-    int64_t g = median(gaps);
+    double g = stats::median(gaps);
     if (g > best_gap) best_gap = g, best = k;
   }
   return best;
@@ -73,15 +70,15 @@ size_t period_from_gaps(const std::vector<Call>& c) {
   std::vector<int64_t> gaps;
   for (size_t i = 1; i < c.size(); ++i) gaps.push_back(gap_before(c, i));
   if (gaps.empty()) return 0;
-  int64_t typical = median(gaps), longest = *std::max_element(gaps.begin(), gaps.end());
-  int64_t threshold = std::max<int64_t>(typical * 4, longest / 3);
+  double typical = stats::median(gaps);
+  double threshold = std::max(typical * 4, double(*std::max_element(gaps.begin(), gaps.end())) / 3);
   std::vector<size_t> starts{0};
   for (size_t i = 1; i < c.size(); ++i)
     if (gap_before(c, i) > threshold) starts.push_back(i);
   if (starts.size() < 3) return 0;
   std::vector<int64_t> lengths;
   for (size_t k = 1; k < starts.size(); ++k) lengths.push_back(int64_t(starts[k] - starts[k - 1]));
-  return size_t(median(lengths));
+  return size_t(std::lround(stats::median(lengths)));  // a period is whole: halves up
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <array>
 #include <set>
 
+#include "profiler/core/stats.h"
+
 namespace ddpscope::analysis {
 namespace {
 
@@ -26,13 +28,6 @@ struct Accumulator {
   }
 };
 
-double percentile(std::vector<float>& v, double q) {
-  if (v.empty()) return 0;
-  size_t k = size_t(q * double(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return v[k];
-}
-
 OpSummary finish(Op op, Accumulator& a) {
   OpSummary s;
   s.op = op;
@@ -40,8 +35,9 @@ OpSummary finish(Op op, Accumulator& a) {
   s.calls = a.calls;
   s.bytes = a.bytes;
   s.total_ms = a.total_ns / 1e6;
-  s.median_us = percentile(a.durations_ns, 0.5) / 1e3;
-  s.p95_us = percentile(a.durations_ns, 0.95) / 1e3;
+  // In place: a run can hold millions of calls.
+  s.median_us = stats::quantile_in_place(std::span<float>(a.durations_ns), 0.5) / 1e3;
+  s.p95_us = stats::quantile_in_place(std::span<float>(a.durations_ns), 0.95) / 1e3;
   if (a.total_ns > 0) {
     s.algbw_gbps = double(a.bytes) / a.total_ns;  // bytes/ns == GB/s
     s.busbw_gbps = a.bus_bytes / a.total_ns;

@@ -4,9 +4,9 @@
 #include <map>
 
 #include "profiler/analysis/rank_view.h"
-#include "profiler/analysis/stats.h"
 #include "profiler/analysis/stragglers.h"
 #include "profiler/core/records.h"
+#include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
 namespace {
@@ -38,8 +38,8 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
     r.dropped_events = p.dropped_events;
     r.collectives = count[p.rank];
     auto& l = late.late_ms[p.rank];
-    r.late_ms_median = percentile(l, 0.5);
-    r.late_ms_p95 = percentile(l, 0.95);
+    r.late_ms_median = stats::quantile(l, 0.5);
+    r.late_ms_p95 = stats::quantile(l, 0.95);
     r.late_ms_max = l.empty() ? 0 : *std::max_element(l.begin(), l.end());
     r.last_share_pct = late.matched ? 100.0 * late.last_count[p.rank] / late.matched : 0;
     r.clock_correction_us = late.correction_us[p.rank];
@@ -49,8 +49,8 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
         if (s.iter_ms > 0) iter.push_back(s.iter_ms);
         comm.push_back(s.comm_ms);
       }
-    r.iter_ms_median = percentile(iter, 0.5);
-    r.comm_ms_median = percentile(comm, 0.5);
+    r.iter_ms_median = stats::quantile(iter, 0.5);
+    r.comm_ms_median = stats::quantile(comm, 0.5);
     run.ranks.push_back(r);
   }
   for (const auto& v : views) run.lateness.push_back(lateness_row(v, late));
@@ -59,7 +59,7 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
     std::vector<double> steady;
     for (size_t k = 0; k < row.size(); ++k)
       if (!views[i].split.iterations[k].warmup) steady.push_back(row[k]);
-    run.ranks[i].iteration_late_ms_median = percentile(steady, 0.5);
+    run.ranks[i].iteration_late_ms_median = stats::quantile(steady, 0.5);
   }
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "profiler/analysis/stats.h"
+#include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
 
@@ -93,15 +93,15 @@ std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views) {
     b.index = int(j);
     b.bytes = per[j].bytes;
     b.calls = per[j].dur_us.size();
-    b.median_us = percentile(per[j].dur_us, 0.5);
-    b.p95_us = percentile(per[j].dur_us, 0.95);
+    b.median_us = stats::quantile(per[j].dur_us, 0.5);
+    b.p95_us = stats::quantile(per[j].dur_us, 0.95);
     if (b.median_us > 0) {
       b.algbw_gbps = double(b.bytes) / (b.median_us * 1e3);
       b.busbw_gbps = b.algbw_gbps * busbw_factor(Op::allreduce, per[j].nranks);
     }
-    b.overlap_pct = percentile(per[j].overlap, 0.5);
-    b.exposed_us = percentile(per[j].exposed_us, 0.5);
-    b.launch_gap_us = percentile(per[j].gap_us, 0.5);
+    b.overlap_pct = stats::quantile(per[j].overlap, 0.5);
+    b.exposed_us = stats::quantile(per[j].exposed_us, 0.5);
+    b.launch_gap_us = stats::quantile(per[j].gap_us, 0.5);
     out.push_back(b);
   }
   return out;

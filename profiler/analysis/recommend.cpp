@@ -1,8 +1,11 @@
 #include "profiler/analysis/recommend.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
+
+#include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
 namespace {
@@ -13,7 +16,19 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-double mib(uint64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+// The bucket whose size is nearest the median size (on a tie the larger, then
+// the later one): the bucket a typical bucket's bandwidth is read from.
+const BucketStats& typical_bucket(const std::vector<BucketStats>& buckets, double median) {
+  const BucketStats* typical = &buckets.front();
+  double nearest = std::fabs(double(typical->bytes) - median);
+  for (const auto& x : buckets) {
+    double d = std::fabs(double(x.bytes) - median);
+    if (d < nearest || (d == nearest && x.bytes >= typical->bytes)) typical = &x, nearest = d;
+  }
+  return *typical;
+}
 
 // The best all-reduce bus bandwidth the run reached at any size: what the
 // buckets could get if they were large enough.
@@ -29,12 +44,10 @@ void bucket_size_rules(const RunAnalysis& run, std::vector<Recommendation>& out)
   if (b.size() < 2) return;
   std::vector<uint64_t> sizes;
   for (const auto& x : b) sizes.push_back(x.bytes);
-  std::sort(sizes.begin(), sizes.end());
-  uint64_t median = sizes[sizes.size() / 2], largest = sizes.back();
+  double median = stats::median(sizes);
+  uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   double best = best_allreduce_busbw(run);
-  double typical_busbw = 0;
-  for (const auto& x : b)
-    if (x.bytes == median) typical_busbw = x.busbw_gbps;
+  double typical_busbw = typical_bucket(b, median).busbw_gbps;
   if (b.size() >= 8 && mib(median) < 4 && best > 0 && typical_busbw < 0.5 * best)
     out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(25.0, 4 * mib(largest))),
                    fmt("%.0f buckets per iteration of median %.2f MiB reach %.2f GB/s bus "
@@ -44,7 +57,7 @@ void bucket_size_rules(const RunAnalysis& run, std::vector<Recommendation>& out)
                        fmt(" (best %.2f GB/s)", best)});
   const auto& last = b.back();
   if (run.iterations.median_ms > 0 && last.exposed_us > 0.15 * run.iterations.median_ms * 1e3 &&
-      last.bytes >= median)
+      double(last.bytes) >= median)
     out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(1.0, mib(largest) / 2)),
                    fmt("the last bucket (%.2f MiB) runs %.0f us after backward ends, %.0f%% of "
                        "the iteration: smaller buckets let more of it start while backward "
@@ -70,6 +83,9 @@ void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
   auto lateness = straggle_ms;
   std::vector<double> lates;
   for (const auto& r : run.ranks) lates.push_back(lateness(r));
+  // Not the median (profiler/core/stats.h) on purpose: the lower middle rank.
+  // With two ranks the median would be halfway to the straggler itself, which
+  // then could never be 3x later than "typical".
   std::sort(lates.begin(), lates.end());
   double typical = lates[(lates.size() - 1) / 2];
   for (const auto& r : run.ranks)

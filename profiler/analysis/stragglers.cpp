@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "profiler/core/stats.h"
+
 namespace ddpscope::analysis {
 namespace {
 
@@ -10,12 +12,6 @@ using Key = std::pair<uint64_t, uint64_t>;
 bool synchronising(Op op) {
   return op == Op::allreduce || op == Op::allgather || op == Op::reduce_scatter ||
          op == Op::alltoall || op == Op::barrier;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 // Collectives complete on every rank of their communicator, by key.
@@ -29,7 +25,7 @@ std::map<Key, std::vector<const Call*>> complete_groups(const std::vector<Call>&
 }
 
 // Per host, the median over its ranks and synchronising collectives of how
-// much later its clock says they ended than the median rank's clock does.
+// much later its clock says they ended than the median of all ranks' ends.
 std::map<int, double> clock_corrections(const std::map<Key, std::vector<const Call*>>& groups,
                                         const std::map<int, std::string>& host_of) {
   std::map<std::string, std::vector<double>> skew;
@@ -37,12 +33,12 @@ std::map<int, double> clock_corrections(const std::map<Key, std::vector<const Ca
     if (!synchronising(g.front()->op)) continue;
     std::vector<double> ends;
     for (const Call* c : g) ends.push_back(double(c->end));
-    double mid = median(ends);
+    double mid = stats::median(ends);
     for (const Call* c : g)
       skew[host_of.count(c->rank) ? host_of.at(c->rank) : ""].push_back(double(c->end) - mid);
   }
   std::map<std::string, double> per_host;
-  for (auto& [h, v] : skew) per_host[h] = median(v);
+  for (auto& [h, v] : skew) per_host[h] = stats::median(v);
   // Only differences between hosts are clock skew; ranks sharing a host share a clock.
   std::string ref = host_of.count(0) ? host_of.at(0) : "";
   double base = per_host.count(ref) ? per_host[ref] : 0;

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "reports/regression/decision.h"
+#include "profiler/regression/decision.h"
 
 namespace ddpscope::regression {
 

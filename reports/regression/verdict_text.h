@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/regression/decision.h"
+#include "profiler/regression/decision.h"
 
 namespace ddpscope::regression {
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "reports/regression/decision.h"
+#include "profiler/regression/decision.h"
 
 using namespace ddpscope::regression;
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "reports/regression/statistics.h"
+#include "profiler/regression/statistics.h"
 
 using namespace ddpscope::regression;
 
@@ -21,13 +21,6 @@ std::vector<double> samples(size_t n, double scale, double sigma, uint64_t seed)
 }
 
 }  // namespace
-
-TEST_CASE("median of odd, even and unsorted samples") {
-  CHECK(median({3, 1, 2}) == 2);
-  CHECK(median({4, 1, 3, 2}) == 2.5);
-  CHECK(median({5}) == 5);
-  CHECK(median({}) == 0);
-}
 
 TEST_CASE("a side's centre is the geometric mean of its run medians, floored") {
   CHECK(centre({{1, 2, 3}, {7, 8, 9}}, 0) == Approx(4.0));  // sqrt(2 * 8)

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "profiler/core/stats.h"
 #include "tuner/model/least_squares.h"
 
 namespace ddpscope::tuner::model {
@@ -22,13 +23,6 @@ CostTerms observation_terms(const CommObservation& o) {
   CostTerms sum;
   for (double bytes : o.bucket_bytes) sum += terms_for(o.algorithm, o.nranks, bytes);
   return sum;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Each bucket's all-reduce on its own: in the overlapped form a sum of
@@ -203,7 +197,7 @@ LinkFit fit_link_cost(const std::vector<CommObservation>& observations) {
     rel.push_back(std::fabs(predicted - y[i]) / y[i]);
   }
   fit.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
-  fit.median_rel_error = median(rel);
+  fit.median_rel_error = stats::median(rel);
   fit.max_rel_error = *std::max_element(rel.begin(), rel.end());
   fit.by_size = fit_by_size(observations, fit.cost);
   return fit;

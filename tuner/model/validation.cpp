@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "profiler/core/stats.h"
 #include "tuner/model/model_sweep.h"
 
 namespace ddpscope::tuner::model {
@@ -33,11 +34,8 @@ Validation validate_model(const std::vector<SettingResult>& measured,
     }
   }
   if (abs_errors.empty()) return v;
-  std::sort(abs_errors.begin(), abs_errors.end());
-  const size_t n = abs_errors.size();
-  v.median_abs_error_pct =
-      n % 2 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]);
-  v.max_abs_error_pct = abs_errors.back();
+  v.median_abs_error_pct = stats::median(abs_errors);
+  v.max_abs_error_pct = *std::max_element(abs_errors.begin(), abs_errors.end());
   return v;
 }
 

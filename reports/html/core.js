@@ -3,11 +3,7 @@
 // registered chart. Charts are built as SVG markup strings and set with
 // innerHTML: the HTML parser puts them in the SVG namespace, so the page never
 // spells out a namespace URL, and thousands of spans draw in one assignment.
-#include "reports/html_parts.h"
 
-namespace ddpscope::reports::html {
-
-const char* const kScriptCore = R"JS(
 (function () {
   'use strict';
   const D = (window.ddpscope = window.ddpscope || {});
@@ -178,6 +174,3 @@ const char* const kScriptCore = R"JS(
     });
   };
 })();
-)JS";
-
-}  // namespace ddpscope::reports::html

@@ -1,19 +1,13 @@
-#include "reports/regression/statistics.h"
+#include "profiler/regression/statistics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "profiler/core/stats.h"
+
 namespace ddpscope::regression {
 namespace {
-
-// The q-quantile of sorted values with linear interpolation.
-double quantile_sorted(const std::vector<double>& v, double q) {
-  double pos = q * double(v.size() - 1);
-  size_t i = size_t(pos);
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (pos - double(i)) * (v[i + 1] - v[i]);
-}
 
 // One moving-block resample of a run's samples, same length: blocks of about
 // n^(1/3) consecutive samples (the usual order for a block bootstrap).
@@ -56,7 +50,8 @@ double resampled_centre(const RunSamples& runs, const std::vector<double>& shift
   double sum_log = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     block_resample(runs[runs.size() == 1 ? 0 : pick(rng)], rng, scratch);
-    sum_log += std::log(std::max(median(scratch), floor));
+    // In place: scratch is refilled by the next draw, so no copy per resample.
+    sum_log += std::log(std::max(stats::quantile_in_place(std::span<double>(scratch), 0.5), floor));
   }
   double log_centre = sum_log / double(runs.size());
   if (runs.size() == 1 && !shifts.empty())
@@ -67,7 +62,7 @@ double resampled_centre(const RunSamples& runs, const std::vector<double>& shift
 void add_shifts(const RunSamples& runs, double floor, std::vector<double>& out) {
   if (runs.size() < 2) return;
   std::vector<double> logs;
-  for (const auto& r : runs) logs.push_back(std::log(std::max(median(r), floor)));
+  for (const auto& r : runs) logs.push_back(std::log(std::max(stats::median(r), floor)));
   double mean = 0;
   for (double x : logs) mean += x / double(logs.size());
   double k = double(logs.size());
@@ -76,18 +71,9 @@ void add_shifts(const RunSamples& runs, double floor, std::vector<double>& out) 
 
 }  // namespace
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + long(mid), v.end());
-  double upper = v[mid];
-  if (v.size() % 2) return upper;
-  return (upper + *std::max_element(v.begin(), v.begin() + long(mid))) / 2;
-}
-
 double centre(const RunSamples& runs, double floor) {
   double sum_log = 0;
-  for (const auto& run : runs) sum_log += std::log(std::max(median(run), floor));
+  for (const auto& run : runs) sum_log += std::log(std::max(stats::median(run), floor));
   return std::exp(sum_log / double(runs.size()));
 }
 
@@ -121,7 +107,7 @@ Interval bootstrap_ratio(const RunSamples& baseline, const RunSamples& candidate
   }
   std::sort(ratios.begin(), ratios.end());
   double tail = (1 - spec.level) / 2;
-  return {quantile_sorted(ratios, tail), quantile_sorted(ratios, 1 - tail)};
+  return {stats::quantile_sorted(ratios, tail), stats::quantile_sorted(ratios, 1 - tail)};
 }
 
 }  // namespace ddpscope::regression

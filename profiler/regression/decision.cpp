@@ -1,10 +1,10 @@
-#include "reports/regression/decision.h"
+#include "profiler/regression/decision.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "reports/regression/alike.h"
+#include "profiler/regression/alike.h"
 
 namespace ddpscope::regression {
 namespace {

@@ -1,11 +1,7 @@
 // The report's rank-by-time charts: the per-iteration timeline of compute and
 // communication, and the straggler heatmap. The last part of the script, so
 // it also starts the drawing.
-#include "reports/html_parts.h"
 
-namespace ddpscope::reports::html {
-
-const char* const kScriptTimeline = R"JS(
 (function () {
   'use strict';
   const D = window.ddpscope, C = D.colors;
@@ -158,6 +154,3 @@ const char* const kScriptTimeline = R"JS(
   D.charts.push({ id: 'chart-heatmap', draw: heatmap });
   D.start();
 })();
-)JS";
-
-}  // namespace ddpscope::reports::html

@@ -3,8 +3,8 @@
 // per collective size class, with every sample, as analyze_run defines them.
 #pragma once
 
+#include "profiler/regression/metrics.h"
 #include "profiler/store/reader.h"
-#include "reports/regression/metrics.h"
 
 namespace ddpscope::regression {
 

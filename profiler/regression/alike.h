@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/regression/metrics.h"
+#include "profiler/regression/metrics.h"
 
 namespace ddpscope::regression {
 

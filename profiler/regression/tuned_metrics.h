@@ -6,8 +6,8 @@
 
 #include <vector>
 
+#include "profiler/regression/metrics.h"
 #include "profiler/store/reader.h"
-#include "reports/regression/metrics.h"
 
 namespace ddpscope::regression {
 

@@ -1,4 +1,4 @@
-#include "reports/regression/recorded_metrics.h"
+#include "profiler/regression/recorded_metrics.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include "profiler/analysis/analyze.h"
 #include "profiler/analysis/iterations.h"
 #include "profiler/analysis/op_summary.h"
+#include "profiler/core/units.h"
 #include "profiler/core/vocab.h"
-#include "reports/text_summary.h"
 
 namespace ddpscope::regression {
 namespace {
@@ -59,7 +59,7 @@ std::vector<Metric> bucket_metrics(store::RunReader& reader, const analysis::Run
     std::string index = std::to_string(b.index);
     out.push_back({"bucket",
                    "bucket " + index + " " + std::to_string(b.bytes),
-                   "bucket " + index + " (" + reports::human_bytes(double(b.bytes)) + ") time",
+                   "bucket " + index + " (" + human_bytes(double(b.bytes)) + ") time",
                    "us",
                    Better::lower,
                    1.0,
@@ -112,8 +112,7 @@ std::vector<Metric> busbw_metrics(store::RunReader& reader) {
 
 std::string bucket_layout(const analysis::RunAnalysis& run) {
   std::string s;
-  for (const auto& b : run.buckets)
-    s += (s.empty() ? "" : ", ") + reports::human_bytes(double(b.bytes));
+  for (const auto& b : run.buckets) s += (s.empty() ? "" : ", ") + human_bytes(double(b.bytes));
   return s;
 }
 
@@ -132,8 +131,8 @@ RunMetrics recorded_metrics(store::RunReader& reader) {
   out.kind = "recorded run";
   out.identity = {{"world size", std::to_string(run.world_size)},
                   {"backend", run.backend},
-                  {"gradient bytes per iteration", reports::human_bytes(double(grad_bytes)) + " (" +
-                                                       std::to_string(grad_bytes) + " B)"}};
+                  {"gradient bytes per iteration",
+                   human_bytes(double(grad_bytes)) + " (" + std::to_string(grad_bytes) + " B)"}};
   out.facts = {{"buckets per iteration", std::to_string(run.buckets.size())},
                {"bucket sizes", bucket_layout(run)}};
   out.metrics.push_back(per_iteration(run, "comm", "communication per iteration",

@@ -1,11 +1,7 @@
 // The report's per-bucket and per-size charts: bytes and duration per bucket,
 // bus bandwidth against message size, and how much of each bucket's
 // communication compute hides.
-#include "reports/html_parts.h"
 
-namespace ddpscope::reports::html {
-
-const char* const kScriptCharts = R"JS(
 (function () {
   'use strict';
   const D = window.ddpscope, C = D.colors, M = D.margin;
@@ -131,6 +127,3 @@ const char* const kScriptCharts = R"JS(
   D.charts.push({ id: 'chart-bandwidth', draw: bandwidth });
   D.charts.push({ id: 'chart-overlap', draw: overlap });
 })();
-)JS";
-
-}  // namespace ddpscope::reports::html

@@ -1,4 +1,4 @@
-#include "reports/regression/alike.h"
+#include "profiler/regression/alike.h"
 
 #include <set>
 

@@ -1,5 +1,5 @@
 // The statistics behind `ddpscope check` (docs/ci.md explains the method and
-// why): medians, and a hierarchical bootstrap of the ratio of two sides'
+// why): medians (profiler/core/stats.h), and a hierarchical bootstrap of the ratio of two sides'
 // centres that resamples runs, then iterations within runs in moving blocks.
 // Pure functions over samples, seeded, so the same databases always give the
 // same verdict.
@@ -18,9 +18,6 @@ struct Interval {
 // The samples of one metric on one side of a comparison: one vector per run
 // (a recorded run, or one `ddpscope tune` invocation), in measurement order.
 using RunSamples = std::vector<std::vector<double>>;
-
-// Midpoint median: the mean of the two middle values for an even count.
-double median(std::vector<double> v);
 
 // A side's centre: the geometric mean of its runs' medians. Medians below
 // `floor` count as `floor`, so a zero (e.g. no exposed time) stays comparable.

@@ -1,9 +1,9 @@
-#include "reports/regression/metrics.h"
+#include "profiler/regression/metrics.h"
 
 #include <algorithm>
 
-#include "reports/regression/recorded_metrics.h"
-#include "reports/regression/tuned_metrics.h"
+#include "profiler/regression/recorded_metrics.h"
+#include "profiler/regression/tuned_metrics.h"
 
 namespace ddpscope::regression {
 

@@ -1,11 +1,12 @@
-#include "reports/regression/tuned_metrics.h"
+#include "profiler/regression/tuned_metrics.h"
 
 #include <cstdio>
 #include <iterator>
 #include <map>
 
+#include "profiler/core/stats.h"
+#include "profiler/regression/statistics.h"
 #include "profiler/store/tune_store.h"
-#include "reports/regression/statistics.h"
 
 namespace ddpscope::regression {
 namespace {
@@ -60,7 +61,7 @@ RunMetrics one_run(const std::string& path, const store::TuneRun& run,
   }
   // Floors per setting, from its iteration time (the first metric of each).
   for (size_t i = 0; i < out.metrics.size(); i += std::size(families)) {
-    double floor = per_iteration_floor(median(out.metrics[i].samples));
+    double floor = per_iteration_floor(stats::median(out.metrics[i].samples));
     for (size_t j = i; j < i + std::size(families); ++j) out.metrics[j].floor = floor;
   }
   return out;
