@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "reports/regression/decision.h"
-#include "reports/regression/metrics.h"
+#include "profiler/regression/decision.h"
+#include "profiler/regression/metrics.h"
 #include "reports/regression/renderers.h"
 
 namespace ddpscope::cli {

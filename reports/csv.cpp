@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/atomic_file.h"
+#include "profiler/core/atomic_file.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {
@@ -69,8 +69,8 @@ void write_table(const std::string& path, const std::vector<Column<Row>>& cols,
   std::string out;
   put_line<Row>(out, cols, nullptr);
   for (const auto& row : rows) put_line(out, cols, &row);
-  write_atomically(path,
-                   [&](std::ostream& os) { os.write(out.data(), std::streamsize(out.size())); });
+  core::write_atomically(
+      path, [&](std::ostream& os) { os.write(out.data(), std::streamsize(out.size())); });
 }
 
 void write_iterations(const std::string& dir, const std::vector<IterationStats>& rows) {

@@ -4,7 +4,7 @@
 // Text sections are rendered here, charts in the browser; see html_parts.h.
 #include <ostream>
 
-#include "reports/atomic_file.h"
+#include "profiler/core/atomic_file.h"
 #include "reports/html_parts.h"
 #include "reports/renderer.h"
 
@@ -76,7 +76,7 @@ void write_page(const analysis::RunAnalysis& run, std::ostream& out) {
 class HtmlRenderer : public Renderer {
  public:
   void write(const ReportInput& input, const std::string& target) override {
-    write_atomically(target, [&](std::ostream& out) { write_page(input.run, out); });
+    core::write_atomically(target, [&](std::ostream& out) { write_page(input.run, out); });
   }
 };
 

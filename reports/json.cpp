@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "reports/atomic_file.h"
+#include "profiler/core/atomic_file.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {
@@ -155,7 +155,7 @@ class JsonRenderer : public Renderer {
     std::string text =
         report(input.run).dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
     text += '\n';
-    write_atomically(
+    core::write_atomically(
         target, [&](std::ostream& os) { os.write(text.data(), std::streamsize(text.size())); });
   }
 };

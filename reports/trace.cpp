@@ -13,7 +13,7 @@
 #include <string>
 #include <tuple>
 
-#include "reports/atomic_file.h"
+#include "profiler/core/atomic_file.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {
@@ -294,7 +294,7 @@ void render(store::RunReader& reader, std::ostream& os) {
 class TraceRenderer : public Renderer {
  public:
   void write(const ReportInput& input, const std::string& target) override {
-    write_atomically(target, [&](std::ostream& os) {
+    core::write_atomically(target, [&](std::ostream& os) {
       try {
         render(input.reader, os);
       } catch (const std::exception& e) {

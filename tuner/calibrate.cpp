@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "profiler/core/stats.h"
 #include "tuner/bucket_plan.h"
 #include "tuner/model/collective_cost.h"
 #include "tuner/model/model_backend.h"
@@ -29,13 +30,6 @@ constexpr double kProbeStepUs = 600;  // a layer's backward, as in the tests' wo
 constexpr uint64_t kProbeLargeNumel = 2 * 1024 * 1024;  // 8 MiB: outlasts the probe's backward
 constexpr int kProbeSteps = 16;
 constexpr uint64_t kFitParamNumel = 65536;  // float32: 256 KiB
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty()      ? 0
-         : v.size() % 2 ? v[v.size() / 2]
-                        : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 struct TempDir {
   std::string path;
@@ -137,7 +131,7 @@ void measure_step_delays(const Measure& m, const std::string& backend, const Top
   std::vector<double> delays, extra;
   for (const auto& it : probe(m, backend, false, dir))
     delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
-  c->step_delay_ms = std::max(0.0, median(delays));
+  c->step_delay_ms = std::max(0.0, stats::median(delays));
   c->step_delay_step_us = kProbeStepUs;
   const double backward_ms = kProbeSteps * (step_ms + c->step_delay_ms);
   for (const auto& it : probe(m, backend, true, dir)) {
@@ -146,7 +140,7 @@ void measure_step_delays(const Measure& m, const std::string& backend, const Top
       with_comm = it.iter_ms - tiny_ms;  // it finished under compute
     extra.push_back((with_comm - backward_ms) / kProbeSteps);
   }
-  c->step_delay_under_comm_ms = std::max(0.0, median(extra));
+  c->step_delay_under_comm_ms = std::max(0.0, stats::median(extra));
 }
 
 // While every rank computes, each core is shared by the compute threads and

@@ -4,7 +4,7 @@
 // be decided is <skipped>.
 #include <map>
 
-#include "reports/atomic_file.h"
+#include "profiler/core/atomic_file.h"
 #include "reports/regression/renderers.h"
 #include "reports/regression/verdict_text.h"
 
@@ -86,7 +86,7 @@ void write_suite(const std::string& kind, const std::vector<const Verdict*>& ver
 void write_junit(const CheckResult& r, const std::string& path) {
   std::map<std::string, std::vector<const Verdict*>> by_kind;
   for (const auto& v : r.verdicts) by_kind[v.kind].push_back(&v);
-  reports::write_atomically(path, [&](std::ostream& out) {
+  core::write_atomically(path, [&](std::ostream& out) {
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out << "<testsuites name=\"ddpscope check\" tests=\"" << r.verdicts.size() << "\" failures=\""
         << r.count(Status::regression) << "\">\n";

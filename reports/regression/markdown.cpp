@@ -1,6 +1,6 @@
 // Markdown for a CI job summary (GitHub's $GITHUB_STEP_SUMMARY, a GitLab MR
 // note): the outcome first, the regressions named, then the whole table.
-#include "reports/atomic_file.h"
+#include "profiler/core/atomic_file.h"
 #include "reports/regression/renderers.h"
 #include "reports/regression/verdict_text.h"
 
@@ -44,7 +44,7 @@ void write_table(const CheckResult& r, std::ostream& out) {
 }  // namespace
 
 void write_markdown(const CheckResult& r, const std::string& path) {
-  reports::write_atomically(path, [&](std::ostream& out) {
+  core::write_atomically(path, [&](std::ostream& out) {
     out << "### ddpscope check: " << (r.regressed() ? "communication regression" : "no regression")
         << "\n\n"
         << summary_line(r) << ".\n\n"

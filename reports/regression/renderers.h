@@ -1,7 +1,7 @@
 // The outputs of `ddpscope check`: a terminal table, JUnit XML (rendered by CI
 // systems as test results: one test case per metric, a regression a failure),
 // and Markdown for a CI job summary. File outputs are written all-or-nothing
-// (reports/atomic_file.h); errors are std::runtime_error naming the file.
+// (profiler/core/atomic_file.h); errors are std::runtime_error naming the file.
 #pragma once
 
 #include <ostream>

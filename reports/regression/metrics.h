@@ -1,6 +1,0 @@
-// Moved to profiler/regression/metrics.h (issue 15: reports/ only renders the
-// decision). Kept only for cli/check_command.cpp, which is being reworked in
-// parallel; delete this file when cli/ includes profiler/regression/metrics.h.
-#pragma once
-
-#include "profiler/regression/metrics.h"
