@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "injector/runtime/collective_timer.h"
-#include "injector/runtime/event.h"
+#include "injector/runtime/comm_events.h"
 #include "injector/runtime/log.h"
 #include "profiler/core/clock.h"
 

@@ -15,6 +15,7 @@
 
 #include "injector/runtime/capture.h"
 #include "injector/runtime/log.h"
+#include "injector/runtime/source.h"
 #include "injector/runtime/symbols.h"
 #include "profiler/core/clock.h"
 
@@ -33,6 +34,25 @@ cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, uns
 
 namespace ddpscope::inject::cuda {
 namespace {
+
+// CUDA waits as a capture source (injector/runtime/source.h): one event body,
+// one row of the syncs table.
+struct SyncEvent {
+  uint64_t t_start, t_end;
+  uint64_t stream;
+  uint32_t tid;
+  SyncCall call;
+};
+
+void convert(const Event& e, Rows& rows) {
+  const auto& c = e.as<SyncEvent>();
+  rows.add(SyncRecord{0, c.tid, c.call, c.stream, rows.to_ns(c.t_start), rows.to_ns(c.t_end)});
+}
+
+SourceId source() {
+  static const SourceId id = register_source({"cuda_waits", convert});
+  return id;
+}
 
 // Where no loaded object defines the function (symbols.h): the runtime's own
 // answer when it cannot initialise (cudaErrorInitializationError).
@@ -57,9 +77,8 @@ cudaError_t wait(SyncCall call, cudaStream_t stream, Fn real_fn, Args... args) {
   uint64_t t0 = clock::ticks();
   cudaError_t rc = real_fn(args...);
   uint64_t t1 = clock::ticks();
-  if (Event* ev = reserve_event()) {
-    ev->kind = EventKind::sync;
-    ev->sync = SyncEvent{t0, t1, reinterpret_cast<uint64_t>(stream), thread_id(), call};
+  if (auto* ev = reserve_event_body<SyncEvent>(source(), 0)) {
+    *ev = SyncEvent{t0, t1, reinterpret_cast<uint64_t>(stream), thread_id(), call};
     publish_event();
   }
   return rc;

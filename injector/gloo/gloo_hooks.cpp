@@ -12,7 +12,9 @@
 #include "injector/gloo/gloo_access.h"
 #include "injector/gloo/gloo_layout.h"
 #include "injector/runtime/capture.h"
+#include "injector/runtime/comm_events.h"
 #include "injector/runtime/comm_registry.h"
+#include "injector/runtime/source.h"
 #include "injector/runtime/symbols.h"
 #include "profiler/core/clock.h"
 
@@ -20,6 +22,13 @@ namespace ddpscope::inject::gloo_hooks {
 namespace {
 
 using gloo_access::GlooCall;
+
+// Gloo as a capture source (injector/runtime/source.h): the runtime's
+// communication events, under this id.
+SourceId source() {
+  static const SourceId id = register_source({"gloo", convert_comm_event});
+  return id;
+}
 
 // Contexts get ids from their size and how many contexts of that size this
 // process used before: equal on every rank of one process group, since ranks
@@ -36,10 +45,8 @@ CommInfo* context_info(const gloo::Context* ctx) {
   uint64_t id = fnv1a(parts, sizeof parts) & 0x7fffffffffffffffull;
   CommInfo* c = comm_registry().put(ctx, id, size, rank, -1, Backend::gloo);
   if (!c) return nullptr;
-  if (Event* e = reserve_event()) {
-    e->kind = EventKind::comm_init;
-    e->comm_init =
-        CommInitEvent{clock::ticks(), id, 0, size, rank, -1, Backend::gloo, CommOrigin::first_use};
+  if (auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init))) {
+    *e = CommInitEvent{clock::ticks(), id, 0, size, rank, -1, Backend::gloo, CommOrigin::first_use};
     publish_event();
   }
   return c;
@@ -47,10 +54,9 @@ CommInfo* context_info(const gloo::Context* ctx) {
 
 void emit(Op op, const GlooCall& g, uint64_t t0, uint64_t t1) {
   CommInfo* comm = context_info(g.context);
-  Event* e = reserve_event();
+  auto* e = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective));
   if (!e) return;
-  e->kind = EventKind::collective;
-  CollectiveEvent& c = e->collective;
+  CollectiveEvent& c = *e;
   c.t_start = t0;
   c.t_end = t1;
   c.count = g.elements;

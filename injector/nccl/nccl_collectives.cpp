@@ -4,6 +4,7 @@
 #include "injector/nccl/nccl_api.h"
 #include "injector/nccl/nccl_comm_info.h"
 #include "injector/nccl/nccl_group.h"
+#include "injector/nccl/nccl_source.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
 #include "injector/runtime/device_tracer.h"
@@ -120,9 +121,9 @@ template <typename Fn, typename... Args>
     CollectiveEvent e;
     describe(e, c, comm, t0, t1, slot, 0);
     if (!hold_in_group(e)) emit(e);
-  } else if (Event* ev = reserve_event()) {
-    ev->kind = EventKind::collective;
-    describe(ev->collective, c, comm, t0, t1, slot, correlation);
+  } else if (auto* ev = reserve_event_body<CollectiveEvent>(source(),
+                                                            uint8_t(CommEventKind::collective))) {
+    describe(*ev, c, comm, t0, t1, slot, correlation);
     publish_event();
   }
   return rc;

@@ -7,6 +7,7 @@
 
 #include "injector/nccl/nccl_api.h"
 #include "injector/nccl/nccl_comm_info.h"
+#include "injector/nccl/nccl_source.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/device_tracer.h"
 #include "profiler/core/clock.h"
@@ -15,11 +16,10 @@ namespace ddpscope::inject::nccl {
 namespace {
 
 void emit_comm_init(const CommInfo& c, CommOrigin origin, uint64_t parent) {
-  Event* e = reserve_event();
+  auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init));
   if (!e) return;
-  e->kind = EventKind::comm_init;
-  e->comm_init = CommInitEvent{clock::ticks(), c.comm_id, parent,        c.nranks,
-                               c.comm_rank,    c.device,  Backend::nccl, origin};
+  *e = CommInitEvent{clock::ticks(), c.comm_id, parent,        c.nranks,
+                     c.comm_rank,    c.device,  Backend::nccl, origin};
   publish_event();
 }
 
@@ -27,10 +27,9 @@ void emit_comm_end(ncclComm_t comm, CommEnd how) {
   if (!capturing() || !comm) return;
   CommInfo* c = comm_registry().find(comm);
   if (!c) return;
-  Event* e = reserve_event();
+  auto* e = reserve_event_body<CommEndEvent>(source(), uint8_t(CommEventKind::comm_end));
   if (!e) return;
-  e->kind = EventKind::comm_end;
-  e->comm_end = CommEndEvent{clock::ticks(), c->comm_id, c->comm_rank, how};
+  *e = CommEndEvent{clock::ticks(), c->comm_id, c->comm_rank, how};
   publish_event();
 }
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "injector/nccl/nccl_source.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
 #include "injector/runtime/device_tracer.h"
@@ -105,10 +106,9 @@ void end_group_timers_and_emit() {
 }
 
 void emit(const CollectiveEvent& e) {
-  Event* slot = reserve_event();
+  auto* slot = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective));
   if (!slot) return;
-  slot->kind = EventKind::collective;
-  slot->collective = e;
+  *slot = e;
   publish_event();
 }
 

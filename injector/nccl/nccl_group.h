@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "injector/runtime/event.h"
+#include "injector/runtime/comm_events.h"
 
 namespace ddpscope::inject::nccl {
 

@@ -4,6 +4,8 @@
 
 #include "injector/runtime/capture.h"
 #include "injector/runtime/log.h"
+#include "injector/runtime/name_table.h"
+#include "injector/runtime/source.h"
 #include "profiler/core/clock.h"
 
 namespace ddpscope::inject::nvtx {
@@ -26,6 +28,26 @@ struct RangeStack {
   OpenRange open[kMaxDepth];
 };
 
+// NVTX as a capture source (injector/runtime/source.h): a closed range, its
+// names interned (name_table.h); one row of the ranges table.
+struct RangeEvent {
+  uint64_t t_start, t_end;
+  uint32_t domain, name;  // name-table ids; domain 0 is NVTX's default domain
+  uint32_t tid;
+};
+
+void convert(const Event& e, Rows& rows) {
+  const auto& r = e.as<RangeEvent>();
+  rows.add(RangeRecord{0, r.tid, std::string(name_table().name(r.domain)),
+                       std::string(name_table().name(r.name)), rows.to_ns(r.t_start),
+                       rows.to_ns(r.t_end)});
+}
+
+SourceId source() {
+  static const SourceId id = register_source({"nvtx", convert});
+  return id;
+}
+
 // Zero-initialised POD: no TLS constructor, so access is one %fs-relative load.
 thread_local RangeStack tl_stack DDPSCOPE_TLS;
 
@@ -47,10 +69,9 @@ std::atomic<uint64_t> g_next_id{1};
 
 void emit(uint64_t t_start, uint64_t t_end, uint32_t domain, uint32_t name, uint32_t tid) {
   ReentrancyGuard guard;  // attaching a thread may start the runtime
-  Event* ev = reserve_event();
+  auto* ev = reserve_event_body<RangeEvent>(source(), 0);
   if (!ev) return;
-  ev->kind = EventKind::range;
-  ev->range = RangeEvent{t_start, t_end, domain, name, tid};
+  *ev = RangeEvent{t_start, t_end, domain, name, tid};
   publish_event();
 }
 

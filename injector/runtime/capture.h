@@ -47,6 +47,16 @@ inline Event* reserve_event() {
 }
 inline void publish_event() { tl_buffer->publish(); }
 
+// The body of a fresh event from `source` (source.h), or null as above.
+template <typename Body>
+inline Body* reserve_event_body(SourceId source, uint8_t kind) {
+  Event* e = reserve_event();
+  if (!e) return nullptr;
+  e->source = source;
+  e->kind = kind;
+  return &e->as<Body>();
+}
+
 inline uint32_t thread_id() {
   if (!tl_buffer) attach_thread();
   return tl_tid;

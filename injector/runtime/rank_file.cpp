@@ -49,33 +49,6 @@ std::string iso_time_utc(int64_t wall_ns) {
   return buf;
 }
 
-CollectiveRecord to_record(const CollectiveEvent& e, const clock::TickConverter& ticks, int rank) {
-  CollectiveRecord r;
-  r.rank = rank;
-  r.comm_id = e.comm_id;
-  r.comm_rank = e.comm_rank;
-  r.nranks = e.nranks;
-  r.seq = e.seq;
-  r.op = e.op;
-  r.dtype = e.dtype;
-  r.redop = e.redop;
-  r.count = e.count;
-  r.bytes = e.bytes;
-  r.root = e.root;
-  r.peer = e.peer;
-  r.stream = e.stream;
-  r.tid = e.tid;
-  r.group_id = e.group_id;
-  r.host_start_ns = ticks.to_ns(e.t_start);
-  r.host_end_ns = ticks.to_ns(e.t_end);
-  // Until a device timer says otherwise, the call itself is the best we know
-  // (exact for Gloo, which runs the collective inside the call).
-  r.start_ns = r.host_start_ns;
-  r.end_ns = r.host_end_ns;
-  r.timing = Timing::host;
-  return r;
-}
-
 }  // namespace
 
 RankFile::RankFile(std::string out_dir, BufferRegistry* buffers)
@@ -84,52 +57,25 @@ RankFile::RankFile(std::string out_dir, BufferRegistry* buffers)
 RankFile::~RankFile() = default;
 
 void RankFile::convert(const Event& e) {
-  switch (e.kind) {
-    case EventKind::collective: {
-      // The rank is filled in at write time: it may not be known yet.
-      CollectiveRecord r = to_record(e.collective, ticks_, 0);
-      if (e.collective.correlation != 0 && device_tracer())
-        linker_.add_collective(r, e.collective.correlation);
-      else if (e.collective.timer != kNoTimer)
-        timed_.push_back({r, e.collective.timer});
-      else
-        ready_.push_back(r);
-      break;
-    }
-    case EventKind::comm_init: {
-      const auto& c = e.comm_init;
-      CommRecord r;
-      r.comm_id = c.comm_id;
-      r.nranks = c.nranks;
-      r.comm_rank = c.comm_rank;
-      r.device = c.device;
-      r.backend = c.backend;
-      r.parent_comm_id = c.parent_comm_id;
-      r.origin = c.origin;
-      r.created_ns = ticks_.to_ns(c.t);
-      comms_.push_back(r);
-      break;
-    }
-    case EventKind::comm_end: {
-      CommEndEvent end = e.comm_end;
-      end.t = uint64_t(ticks_.to_ns(end.t));
-      ends_.push_back(end);
-      break;
-    }
-    case EventKind::range: {
-      const auto& r = e.range;
-      ranges_.push_back({0, r.tid, std::string(name_table().name(r.domain)),
-                         std::string(name_table().name(r.name)), ticks_.to_ns(r.t_start),
-                         ticks_.to_ns(r.t_end)});
-      break;
-    }
-    case EventKind::sync: {
-      const auto& c = e.sync;
-      syncs_.push_back(
-          {0, c.tid, c.call, c.stream, ticks_.to_ns(c.t_start), ticks_.to_ns(c.t_end)});
-      break;
-    }
-  }
+  if (const Source* source = find_source(e.source)) source->convert(e, *this);
+}
+
+// The rank is filled in at write time: it may not be known yet.
+void RankFile::collective(const CollectiveRecord& r, uint32_t timer, uint32_t correlation) {
+  if (correlation != 0 && device_tracer())
+    linker_.add_collective(r, correlation);
+  else if (timer != kNoTimer)
+    timed_.push_back({r, timer});
+  else
+    ready_.push_back(r);
+}
+
+void RankFile::comm_begin(const CommRecord& r) { comms_.push_back(r); }
+
+void RankFile::comm_end(const CommEndEvent& e) {
+  CommEndEvent end = e;
+  end.t = uint64_t(ticks_.to_ns(end.t));
+  ends_.push_back(end);
 }
 
 void RankFile::resolve_timers(bool final) {
@@ -251,8 +197,7 @@ void RankFile::write() {
   }
   for (const auto& e : ends_)
     writer_->end_comm(id_.rank, e.comm_id, e.comm_rank, int64_t(e.t), e.how);
-  write_rows(ranges_);
-  write_rows(syncs_);
+  write_staged(*writer_, id_.rank);
   write_resolutions();
   writer_->put(p);
   writer_->commit();
@@ -279,8 +224,8 @@ void RankFile::flush(bool final) {
     buffers_->at(i)->drain([this](const Event& e) { convert(e); });
   resolve_timers(final);
   collect_activities(final);
-  bool have_events = !ready_.empty() || !comms_.empty() || !ends_.empty() || !ranges_.empty() ||
-                     !syncs_.empty() || !linked_.empty() || !kernels_.empty();
+  bool have_events = !ready_.empty() || !comms_.empty() || !ends_.empty() || !staged_empty() ||
+                     !linked_.empty() || !kernels_.empty();
   if (!failed_ && (writer_ || have_events)) {
     if (!writer_ && !open()) {
       failed_ = true;
@@ -293,11 +238,10 @@ void RankFile::flush(bool final) {
       }
     }
   }
+  discard_staged();  // written above, or never to be
   comms_.clear();
   ends_.clear();
   ready_.clear();
-  ranges_.clear();
-  syncs_.clear();
   linked_.clear();
   kernels_.clear();
 }

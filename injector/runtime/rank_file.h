@@ -1,22 +1,21 @@
 // One rank's output file as the writer thread sees it: events drained from the
-// rings are converted to store records (ticks to ns, device timers resolved)
-// and committed in one transaction per flush.
+// rings are converted to store records by their source (source.h), the
+// communication pipeline times and links collectives (device timers, CUPTI
+// kernels), and each flush commits in one transaction.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "injector/runtime/comm_events.h"
 #include "injector/runtime/device_tracer.h"
 #include "injector/runtime/event.h"
 #include "injector/runtime/identity.h"
 #include "injector/runtime/kernel_linker.h"
+#include "injector/runtime/source.h"
 #include "profiler/core/clock.h"
 #include "profiler/core/records.h"
-
-namespace ddpscope::store {
-class RankWriter;
-}
 
 namespace ddpscope::inject {
 
@@ -25,12 +24,18 @@ class BufferRegistry;
 // Monotonic ns at which the injector was loaded (processes.start_ns).
 extern int64_t g_load_ns;
 
-class RankFile {
+class RankFile : public Rows {
  public:
   RankFile(std::string out_dir, BufferRegistry* buffers);
-  ~RankFile();
+  ~RankFile() override;
   void flush(bool final);
   void close();
+
+  // Rows: the communication pipeline.
+  void collective(const CollectiveRecord& r, uint32_t timer, uint32_t correlation) override;
+  void comm_begin(const CommRecord& r) override;
+  void comm_end(const CommEndEvent& e) override;
+  int64_t to_ns(uint64_t ticks) const override { return ticks_.to_ns(ticks); }
 
  private:
   struct Timed {
@@ -58,8 +63,6 @@ class RankFile {
   std::vector<CommEndEvent> ends_;  // times already in ns
   std::vector<CollectiveRecord> ready_;
   std::vector<Timed> timed_;
-  std::vector<RangeRecord> ranges_;
-  std::vector<SyncRecord> syncs_;
   // GPU activities (CUPTI), when tracing runs.
   KernelLinker linker_;
   ActivityBatch batch_;

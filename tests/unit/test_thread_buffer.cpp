@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "injector/runtime/comm_events.h"
 #include "injector/runtime/thread_buffer.h"
 
 using namespace ddpscope::inject;
@@ -14,14 +15,15 @@ TEST_CASE("a concurrent drain sees every event exactly once, in order") {
     for (uint64_t i = 0; i < kEvents;) {
       Event* e = buf.reserve();
       if (!e) continue;  // full: wait for the consumer (a test choice, not the policy)
-      e->kind = EventKind::collective;
-      e->collective.seq = i++;
+      e->source = 1;
+      e->as<CollectiveEvent>().seq = i++;
       buf.publish();
     }
   });
   uint64_t next = 0;
   bool in_order = true;
-  while (next < kEvents) buf.drain([&](const Event& e) { in_order &= e.collective.seq == next++; });
+  while (next < kEvents)
+    buf.drain([&](const Event& e) { in_order &= e.as<CollectiveEvent>().seq == next++; });
   producer.join();
   CHECK(in_order);
   CHECK(next == kEvents);
@@ -32,14 +34,14 @@ TEST_CASE("a full ring drops the newest and counts them") {
   int accepted = 0;
   for (int i = 0; i < 100; ++i)
     if (Event* e = buf.reserve()) {
-      e->collective.seq = uint64_t(i);
+      e->as<CollectiveEvent>().seq = uint64_t(i);
       buf.publish();
       ++accepted;
     }
   CHECK(accepted == 64);
   CHECK(buf.dropped() == 36);
   uint64_t last = 0;
-  CHECK(buf.drain([&](const Event& e) { last = e.collective.seq; }) == 64);
+  CHECK(buf.drain([&](const Event& e) { last = e.as<CollectiveEvent>().seq; }) == 64);
   CHECK(last == 63);
 }
 
