@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -46,6 +47,31 @@ def record(build, out, job, what):
     if r.stderr.strip():
         print("stderr: " + r.stderr.strip().replace("\n", "\nstderr: "))
     return check(r.returncode == 0, f"{what} exits 0 under record (got {r.returncode})")
+
+
+def ddp_job(out):
+    return ["examples/ddp_train.py", "--device", "cuda", "--iters", str(ITERS), "--layers", "8",
+            "--width", "1024", "--bucket-cap-mb", "1", "--nvtx", "--ddp-log",
+            os.path.join(out, "ddp"), "--params-out", os.path.join(out, "params")]
+
+
+def check_unperturbed(recorded, work):
+    """The same job without ddpscope trains to the same parameters, bit for bit."""
+    plain = os.path.join(work, "plain")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1",
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    r = subprocess.run([sys.executable] + ddp_job(plain), env=env, capture_output=True, text=True)
+    if not check(r.returncode == 0, f"the DDP job exits 0 without record (got {r.returncode})"):
+        return
+    digests = []
+    for d in (recorded, plain):
+        with open(os.path.join(d, "params", "params-rank0.json")) as f:
+            digests.append(json.load(f)["sha256"])
+    print(f"parameters sha256: recorded {digests[0][:16]}..., plain {digests[1][:16]}...")
+    check(digests[0] == digests[1], "parameters after training equal those of the unrecorded run")
 
 
 def query(db, sql):
@@ -134,12 +160,10 @@ def main():
     platform()
     work = tempfile.mkdtemp(prefix="ddpscope-gpu-check-")
     ddp, ops = os.path.join(work, "ddp"), os.path.join(work, "ops")
-    if record(args.build, ddp, ["examples/ddp_train.py", "--device", "cuda", "--iters",
-                                str(ITERS), "--layers", "8", "--width", "1024",
-                                "--bucket-cap-mb", "1", "--nvtx", "--ddp-log",
-                                os.path.join(ddp, "ddp")], "the DDP job"):
+    if record(args.build, ddp, ddp_job(ddp), "the DDP job"):
         check_ddp_db(ddp)
         check_report(args.build, ddp)
+        check_unperturbed(ddp, work)
     if record(args.build, ops, ["scripts/gpu_check_ops.py", "--log",
                                 os.path.join(ops, "ops.json")], "the NCCL ops job"):
         check_ops_db(ops)
