@@ -12,6 +12,10 @@ build="${DDPSCOPE_BUILD:-build}"
 python=.venv/bin/python
 [[ -x $python ]] || python=/usr/bin/python3
 
+# Two ranks each running torch's default thread pool oversubscribe a small
+# machine (PyPI's torch then takes ~300 ms for some 20 ms steps): one thread each.
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+
 out="ddpscope-demo-$(date +%Y%m%d-%H%M%S)"
 echo "== recording examples/ddp_train.py on 2 CPU ranks =="
 "$build/ddpscope" record -o "$out" --nproc 2 -- \
