@@ -4,27 +4,17 @@
 
 #include <ctime>
 
+#include "profiler/core/clock.h"
 #include "profiler/store/tune_store.h"
 
 namespace ddpscope::tuner {
-namespace {
-
-std::string now_iso() {
-  char buf[32];
-  time_t t = time(nullptr);
-  tm u{};
-  gmtime_r(&t, &u);
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &u);
-  return buf;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void save_tune_run(const std::string& db, const SweepSpec& s, const Workload& w,
                    const std::vector<SettingResult>& results, const nlohmann::json& recommendation,
                    const std::string& command_line) {
   store::TuneRun run;
-  run.started = now_iso();
+  run.started = clock::iso_utc(clock::wall_ns());
   run.workload = w.name;
   run.workload_bytes = int64_t(w.total_bytes());
   run.params = int(w.params.size());

@@ -40,15 +40,6 @@ std::string host_name() {
   return h;
 }
 
-std::string iso_time_utc(int64_t wall_ns) {
-  time_t t = time_t(wall_ns / 1000000000);
-  tm u{};
-  gmtime_r(&t, &u);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &u);
-  return buf;
-}
-
 }  // namespace
 
 RankFile::RankFile(std::string out_dir, BufferRegistry* buffers)
@@ -139,7 +130,7 @@ bool RankFile::open() {
                   {"timeline", "monotonic"},
                   {"command_line", command_line()},
                   {"host", host_name()},
-                  {"start_time", iso_time_utc(wall)},
+                  {"start_time", clock::iso_utc(wall)},
                   {"tick_source", clock::kTicksAreTsc ? "tsc" : "clock_monotonic"},
               });
   } catch (const std::exception& e) {

@@ -77,4 +77,13 @@ int64_t TickConverter::to_ns(uint64_t t) const {
   return last_ns_ + int64_t(double(int64_t(t - last_ticks_)) * slope_);
 }
 
+std::string iso_utc(int64_t wall_ns) {
+  time_t t = time_t(wall_ns / 1000000000);
+  tm u{};
+  gmtime_r(&t, &u);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &u);
+  return buf;
+}
+
 }  // namespace ddpscope::clock

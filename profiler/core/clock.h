@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -19,6 +20,9 @@ inline int64_t monotonic_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+// UTC "YYYY-MM-DDTHH:MM:SSZ" of a wall-clock time (meta start_time, tune runs).
+std::string iso_utc(int64_t wall_ns);
 
 inline int64_t wall_ns() {
   timespec ts;
