@@ -38,8 +38,8 @@ def platform():
     print(r.stdout.rstrip() or r.stderr.rstrip())
 
 
-def record(build, out, job, what):
-    cmd = [os.path.join(build, "ddpscope"), "record", "-o", out, "--nproc", "1", "--",
+def record(build, out, job, what, flags=()):
+    cmd = [os.path.join(build, "ddpscope"), "record", "-o", out, "--nproc", "1", *flags, "--",
            sys.executable] + job
     print("$ " + " ".join(cmd))
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -134,6 +134,18 @@ def check_ops_db(out):
           f"in-place SUM all-reduces ({n}) launch nothing and stay host/event-timed")
 
 
+def check_event_fallback(out):
+    """Without CUPTI, CUDA events around each call time it on its stream."""
+    db = sqlite3.connect(os.path.join(out, "run.db"))
+    rows = query(db, "SELECT op, timing, count(*) FROM collectives WHERE bytes > 4 "
+                 "GROUP BY op, timing")
+    print(f"timing sources with --no-cupti: {rows}")
+    kernels = query(db, "SELECT count(*) FROM kernels")[0][0]
+    check(kernels == 0, f"no CUPTI records with --no-cupti ({kernels})")
+    check(rows and all(t == "event" for _, t, _ in rows),
+          "every all-reduce and all-gather is timed by CUDA events")
+
+
 def check_report(build, out):
     path = os.path.join(out, "report.json")
     r = subprocess.run([os.path.join(build, "ddpscope"), "report", os.path.join(out, "run.db"),
@@ -167,6 +179,11 @@ def main():
     if record(args.build, ops, ["scripts/gpu_check_ops.py", "--log",
                                 os.path.join(ops, "ops.json")], "the NCCL ops job"):
         check_ops_db(ops)
+    events = os.path.join(work, "events")
+    if record(args.build, events, ["scripts/gpu_check_ops.py", "--log",
+                                   os.path.join(events, "ops.json")],
+              "the NCCL ops job with --no-cupti", ["--no-cupti"]):
+        check_event_fallback(events)
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         for name, d in (("ddp", ddp), ("ops", ops)):
