@@ -17,38 +17,50 @@
 namespace ddpscope::inject {
 namespace {
 
+// Each driver entry point is bound under the name, and with the prototype, that
+// a program compiled against this cuda.h would use: cuda.h maps some names to
+// versioned symbols (cuCtxPushCurrent to cuCtxPushCurrent_v2), and a symbol
+// looked up by hand can take other arguments than the name it replaces
+// (cuStreamGetCtx_v2 takes a third, a CUgreenCtx*: called with two, it wrote
+// through a garbage pointer and crashed the job on an H100). One token gives
+// both the member's type and the symbol's name, so they cannot disagree.
+#define DDPSCOPE_STRINGIFY(x) #x
+#define DDPSCOPE_SYMBOL_OF(fn) DDPSCOPE_STRINGIFY(fn)
+#define DDPSCOPE_DRIVER_FN(fn) decltype(&::fn) fn = nullptr
+
 struct DriverApi {
-  CUresult (*cuEventCreate)(CUevent*, unsigned);
-  CUresult (*cuEventRecord)(CUevent, CUstream);
-  CUresult (*cuEventQuery)(CUevent);
-  CUresult (*cuEventSynchronize)(CUevent);
-  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
-  CUresult (*cuStreamCreate)(CUstream*, unsigned);
-  CUresult (*cuStreamGetCtx)(CUstream, CUcontext*);
-  CUresult (*cuCtxGetCurrent)(CUcontext*);
-  CUresult (*cuCtxPushCurrent)(CUcontext);
-  CUresult (*cuCtxPopCurrent)(CUcontext*);
+  DDPSCOPE_DRIVER_FN(cuEventCreate);
+  DDPSCOPE_DRIVER_FN(cuEventRecord);
+  DDPSCOPE_DRIVER_FN(cuEventQuery);
+  DDPSCOPE_DRIVER_FN(cuEventSynchronize);
+  DDPSCOPE_DRIVER_FN(cuEventElapsedTime);
+  DDPSCOPE_DRIVER_FN(cuStreamCreate);
+  DDPSCOPE_DRIVER_FN(cuStreamGetCtx);
+  DDPSCOPE_DRIVER_FN(cuCtxGetCurrent);
+  DDPSCOPE_DRIVER_FN(cuCtxPushCurrent);
+  DDPSCOPE_DRIVER_FN(cuCtxPopCurrent);
 
   bool load() {
     void* h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);  // only if the job loaded it
     if (!h) return false;
     bool ok = true;
-    auto get = [&](auto& fn, const char* a, const char* b) {
-      void* p = dlsym(h, a);
-      if (!p && b) p = dlsym(h, b);
+    auto get = [&](auto& fn, const char* symbol) {
+      void* p = dlsym(h, symbol);
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
       ok = ok && p;
     };
-    get(cuEventCreate, "cuEventCreate", nullptr);
-    get(cuEventRecord, "cuEventRecord", nullptr);
-    get(cuEventQuery, "cuEventQuery", nullptr);
-    get(cuEventSynchronize, "cuEventSynchronize", nullptr);
-    get(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-    get(cuStreamCreate, "cuStreamCreate", nullptr);
-    get(cuStreamGetCtx, "cuStreamGetCtx_v2", "cuStreamGetCtx");
-    get(cuCtxGetCurrent, "cuCtxGetCurrent", nullptr);
-    get(cuCtxPushCurrent, "cuCtxPushCurrent_v2", "cuCtxPushCurrent");
-    get(cuCtxPopCurrent, "cuCtxPopCurrent_v2", "cuCtxPopCurrent");
+#define DDPSCOPE_BIND(fn) get(fn, DDPSCOPE_SYMBOL_OF(fn))
+    DDPSCOPE_BIND(cuEventCreate);
+    DDPSCOPE_BIND(cuEventRecord);
+    DDPSCOPE_BIND(cuEventQuery);
+    DDPSCOPE_BIND(cuEventSynchronize);
+    DDPSCOPE_BIND(cuEventElapsedTime);
+    DDPSCOPE_BIND(cuStreamCreate);
+    DDPSCOPE_BIND(cuStreamGetCtx);
+    DDPSCOPE_BIND(cuCtxGetCurrent);
+    DDPSCOPE_BIND(cuCtxPushCurrent);
+    DDPSCOPE_BIND(cuCtxPopCurrent);
+#undef DDPSCOPE_BIND
     return ok;
   }
 };
