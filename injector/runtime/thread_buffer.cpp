@@ -32,6 +32,10 @@ ThreadBuffer* BufferRegistry::acquire(uint32_t capacity_pow2, uint32_t tid) {
   return b;
 }
 
+BufferRegistry::~BufferRegistry() {
+  for (int i = 0; i < size(); ++i) delete at(i);
+}
+
 uint64_t BufferRegistry::dropped() const {
   uint64_t d = 0;
   for (int i = 0; i < size(); ++i) d += at(i)->dropped();

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "injector/runtime/event.h"
 
@@ -66,13 +67,20 @@ class ThreadBuffer {
   alignas(64) std::atomic<uint64_t> tail_{0};
   const uint64_t capacity_;
   const uint64_t mask_;
-  Event* const slots_;
+  const std::unique_ptr<Event[]>
+      slots_;  // a buffer lives as long as the process; tests free theirs
 };
 
 // Every buffer ever handed out, in a fixed table the writer walks without locks.
 class BufferRegistry {
  public:
   static constexpr int kMaxThreads = 4096;
+  BufferRegistry() = default;
+  // The runtime's registry is never destroyed (threads may write during exit,
+  // capture.cpp); one a test owns frees its buffers.
+  ~BufferRegistry();
+  BufferRegistry(const BufferRegistry&) = delete;
+  BufferRegistry& operator=(const BufferRegistry&) = delete;
   // The calling thread's buffer: adopted from an orphan or newly made (once per
   // thread, under a mutex; never on the hot path). Null when the table is full.
   ThreadBuffer* acquire(uint32_t capacity_pow2, uint32_t tid);
