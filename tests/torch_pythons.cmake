@@ -19,14 +19,15 @@ foreach(entry ${DDPSCOPE_TORCH_PYTHONS})
 endforeach()
 
 # ddpscope_add_torch_tests(GROUP CASE SCRIPT [WHOLE_SCRIPT] [TIMEOUT S] [RUN_SERIAL]
-#                          [ENVIRONMENT VAR=VALUE...])
+#                          [SKIPPABLE] [ENVIRONMENT VAR=VALUE...])
+# SKIPPABLE: exit 77 means Skipped (tests/support/ctest_unittest.py).
 #
 # Adds `GROUP[label]: CASE` for each torch Python, running `python SCRIPT CASE`
 # (a unittest case), or `python SCRIPT` with WHOLE_SCRIPT (CASE only names it).
 # The environment is a list, so it has its own keyword rather than going
 # through a generic property list, which would split it.
 function(ddpscope_add_torch_tests group case script)
-  cmake_parse_arguments(arg "WHOLE_SCRIPT;RUN_SERIAL" "TIMEOUT" "ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(arg "WHOLE_SCRIPT;RUN_SERIAL;SKIPPABLE" "TIMEOUT" "ENVIRONMENT" ${ARGN})
   set(script_args "${case}")
   if(arg_WHOLE_SCRIPT)
     set(script_args)
@@ -43,6 +44,9 @@ function(ddpscope_add_torch_tests group case script)
     endif()
     if(arg_RUN_SERIAL)
       set_tests_properties("${name}" PROPERTIES RUN_SERIAL TRUE)
+    endif()
+    if(arg_SKIPPABLE)
+      set_tests_properties("${name}" PROPERTIES SKIP_RETURN_CODE 77)
     endif()
   endforeach()
 endfunction()

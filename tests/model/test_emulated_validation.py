@@ -147,4 +147,7 @@ class EmulatedValidation(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=[sys.argv[0]] + sys.argv[1:])
+    sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+    import ctest_unittest  # noqa: E402  (exit 77 when skipped: ctest's "Skipped")
+
+    ctest_unittest.main(argv=[sys.argv[0]] + sys.argv[1:])

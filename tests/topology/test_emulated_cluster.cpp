@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "tests/replay/backend_hooks.h"
+#include "tests/support/ctest_skip.h"
 #include "tests/support/subprocess.h"
 #include "tuner/emulation/emulated_cluster.h"
 #include "tuner/emulation/emulation_error.h"
@@ -26,10 +27,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_root() {
-  if (geteuid() == 0) return true;
-  WARN("not root: network namespaces cannot be created, nothing checked");
-  return false;
+// Network namespaces need root: without it the case is SKIPPED, not passed.
+void require_root() {
+  if (geteuid() != 0) testing::skip("not root: network namespaces cannot be created");
 }
 
 std::string output_of(const std::vector<std::string>& argv) {
@@ -80,7 +80,7 @@ long long sent_bytes(const std::string& netns, const std::string& dev) {
 }  // namespace
 
 TEST_CASE("2x2 cluster: namespaces, addresses and shaped links, all gone afterwards") {
-  if (!is_root()) return;
+  require_root();
   {
     EmulatedCluster c(parse_topology("2x2:inter=200mbit"));
     auto names = our_namespaces();
@@ -105,7 +105,7 @@ TEST_CASE("2x2 cluster: namespaces, addresses and shaped links, all gone afterwa
 }
 
 TEST_CASE("2x2 cluster: Gloo ranks in their nodes all-reduce across the shaped link") {
-  if (!is_root()) return;
+  require_root();
   EmulatedCluster c(parse_topology("2x2:inter=200mbit"));
   const std::string dir = testing::temp_dir("emulated-gloo");
   const long long before = sent_bytes(c.node_namespace(0), "dds-uplink");
@@ -126,7 +126,7 @@ TEST_CASE("2x2 cluster: Gloo ranks in their nodes all-reduce across the shaped l
 }
 
 TEST_CASE("unlimited inter-node links stay unshaped and a second cluster is refused") {
-  if (!is_root()) return;
+  require_root();
   EmulatedCluster c(parse_topology("2x1"));
   CHECK_THROWS_WITH(EmulatedCluster(parse_topology("1x1")),
                     "one emulated cluster per process at a time");
@@ -136,7 +136,7 @@ TEST_CASE("unlimited inter-node links stay unshaped and a second cluster is refu
 }
 
 TEST_CASE("a step that fails removes what was built before it") {
-  if (!is_root()) return;
+  require_root();
   // Node 1's name is taken, so `ip netns add` fails after the switch and node 0 exist.
   output_of({"ip", "netns", "add", run_prefix() + "node1"});
   CHECK_THROWS_WITH(EmulatedCluster(parse_topology("3x1:inter=1gbit")),
@@ -146,7 +146,7 @@ TEST_CASE("a step that fails removes what was built before it") {
 }
 
 TEST_CASE("SIGINT while the cluster is being built removes what exists, then kills") {
-  if (!is_root()) return;
+  require_root();
   pid_t builder = fork();
   if (builder == 0) {
     EmulatedCluster c(parse_topology("120x1:inter=1gbit"));  // about a thousand `ip` and `tc` runs
@@ -171,7 +171,7 @@ TEST_CASE("SIGINT while the cluster is being built removes what exists, then kil
 }
 
 TEST_CASE("links too fast to shape are refused before anything is built") {
-  if (!is_root()) return;
+  require_root();
   CHECK_THROWS_WITH(EmulatedCluster(parse_topology("2x1:inter=2tbit")),
                     "emulating topology 2x1:inter=2tbit: links faster than 1tbit cannot be "
                     "shaped (leave inter out for an unshaped link)");
@@ -179,7 +179,7 @@ TEST_CASE("links too fast to shape are refused before anything is built") {
 }
 
 TEST_CASE("what is not emulated is said, one line each") {
-  if (!is_root()) return;
+  require_root();
   EmulatedCluster c(parse_topology("1x2:intra=100gbit,inter_lat=5us,intra_lat=1us"));
   auto lines = c.not_emulated();
   REQUIRE(lines.size() == 3);
@@ -189,7 +189,7 @@ TEST_CASE("what is not emulated is said, one line each") {
 }
 
 TEST_CASE("leftovers of dead runs are removed, those of live runs kept") {
-  if (!is_root()) return;
+  require_root();
   pid_t dead = fork();
   if (dead == 0) _exit(0);
   waitpid(dead, nullptr, 0);

@@ -8,6 +8,7 @@ import re
 import signal
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -262,4 +263,7 @@ class BadInput(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+    import ctest_unittest  # noqa: E402  (exit 77 when skipped: ctest's "Skipped")
+
+    ctest_unittest.main(argv=[sys.argv[0]] + sys.argv[1:])
