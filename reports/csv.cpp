@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "profiler/core/atomic_file.h"
+#include "profiler/core/units.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {
@@ -23,7 +24,7 @@ using namespace ddpscope::analysis;
 std::string num(double v) {
   if (!std::isfinite(v)) return "";
   char buf[400];  // fixed notation of DBL_MAX needs 309 digits
-  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  auto r = std::to_chars(buf, buf + sizeof buf, round_significant(v), std::chars_format::fixed);
   return std::string(buf, r.ptr);
 }
 std::string num(int64_t v) { return std::to_string(v); }

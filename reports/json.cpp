@@ -7,6 +7,7 @@
 #include <string>
 
 #include "profiler/core/atomic_file.h"
+#include "profiler/core/units.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {
@@ -17,7 +18,7 @@ using Json = nlohmann::ordered_json;
 
 // JSON has no NaN or infinity: an undefined figure (e.g. a bandwidth with no
 // duration) is null, which every parser accepts.
-Json num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+Json num(double v) { return std::isfinite(v) ? Json(round_significant(v)) : Json(nullptr); }
 
 Json text(std::string_view v) { return Json(std::string(v)); }
 

@@ -1,6 +1,8 @@
 #include "profiler/core/units.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ddpscope {
 
@@ -17,6 +19,13 @@ std::string human_bytes(double b) {
   else
     snprintf(buf, sizeof buf, "%.1f %s", b, units[u]);
   return buf;
+}
+
+double round_significant(double v) {
+  if (!std::isfinite(v) || v == 0) return v;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return std::strtod(buf, nullptr);
 }
 
 }  // namespace ddpscope

@@ -2,10 +2,12 @@
 // between closest ranks, numpy's default. Expected values are numpy's
 // (numpy.quantile(x, q)) for the same samples.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "profiler/core/stats.h"
+#include "profiler/core/units.h"
 
 using namespace ddpscope;
 
@@ -79,4 +81,14 @@ TEST_CASE("every quantile matches a full sort, whatever the order and duplicates
     sorted = v;
     std::sort(sorted.begin(), sorted.end());
   }
+}
+
+TEST_CASE("machine-readable figures drop the float noise of interpolation, nothing else") {
+  CHECK(round_significant(19421.188699999995) == 19421.1887);
+  CHECK(round_significant(0.1 + 0.2) == 0.3);
+  CHECK(round_significant(123456789.123456) == 123456789.123456);  // ns in ms
+  CHECK(round_significant(2.5e-9) == 2.5e-9);
+  CHECK(round_significant(-4.0) == -4.0);
+  CHECK(round_significant(0.0) == 0.0);
+  CHECK(std::isnan(round_significant(std::nan(""))));
 }
