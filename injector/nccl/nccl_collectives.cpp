@@ -8,6 +8,7 @@
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
 #include "injector/runtime/device_tracer.h"
+#include "injector/runtime/log.h"
 #include "profiler/core/clock.h"
 
 namespace ddpscope::inject::nccl {
@@ -72,6 +73,15 @@ uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
   }
 }
 
+// A datatype newer than nccl_abi.h (a newer libnccl than we were built for):
+// its calls are recorded with 0 bytes, and the user is told once.
+[[gnu::cold, gnu::noinline]] void unknown_dtype(int dtype) {
+  notice_once(Notice::unknown_dtype,
+              "NCCL datatype %d is newer than this ddpscope knows: its calls are recorded "
+              "with 0 bytes",
+              dtype);
+}
+
 // Fills the event in place (in the ring slot itself on the common path).
 void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1,
               uint32_t timer, uint32_t correlation) {
@@ -79,7 +89,9 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.t_end = t1;
   e.count = c.count;
   e.nranks = comm ? comm->nranks : 0;
-  e.bytes = message_bytes(c.op, c.count, ::ddpscope::nccl::dtype_size(c.dtype), e.nranks);
+  size_t elem = ::ddpscope::nccl::dtype_size(c.dtype);
+  if (__builtin_expect(elem == 0, 0)) unknown_dtype(c.dtype);
+  e.bytes = message_bytes(c.op, c.count, elem, e.nranks);
   e.comm_id = comm ? comm->comm_id : 0;
   e.comm_rank = comm ? comm->comm_rank : -1;
   e.stream = reinterpret_cast<uint64_t>(c.stream);

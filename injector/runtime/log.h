@@ -11,6 +11,7 @@ enum class Notice {
   buffer_table_full,
   cuda_timer,
   cupti,
+  unknown_dtype,
   misc
 };
 
