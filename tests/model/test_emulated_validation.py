@@ -27,18 +27,17 @@ BUCKET_MB = "0.5,2,8,32"
 # the suite runs, the same sweep measured twice differs by 5-10 % per setting
 # over the shaped link and by tens of percent on one node (4 ranks share 2
 # cores with their busy-wait compute); bench/model_accuracy.sh measures the
-# target on a quiet machine. On one node the bound widens to twice the
-# measured spread (the median interquartile range relative to the median)
-# when that is larger.
+# target on a quiet machine. Fixed bounds, asserted once (no retry, no bound
+# that widens with the measured spread): 10 % over a shaped link (worst seen
+# 3.2 %), 20 % on one node (worst seen 10.7 %, with its spread of tens of
+# percent).
 SHAPED_BOUND_PCT = 10.0
-ONE_NODE_BOUND_PCT = 12.0
-SPREAD_FACTOR = 2.0
+ONE_NODE_BOUND_PCT = 20.0
 # The shaped link must change the answer clearly: the best iteration at
 # least 1.5 x slower, measured and predicted (1.5 x the gradients cross a
 # 1 Gbit/s link each iteration; small buckets are slow on both for their
 # per-message cost, so the best settings are compared, not every one).
 SLOWER = 1.5
-ATTEMPTS = 2  # a burst of other work during a calibration can spoil its fit
 # Measured iterations per setting: with 6 the same 1x4 setting moved by
 # +-10 % from run to run, with 12 the medians settle (docs/model.md).
 ITERS = "12"
@@ -70,12 +69,6 @@ def tune(*args, timeout=600):
     out, err = proc.communicate(timeout=timeout)
     res = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     return res, namespaces_of(proc.pid)
-
-
-def spread_pct(out):
-    measured = [r for r in out["results"] if r["backend"] == "gloo"]
-    return 100 * statistics.median(
-        (r["iter_ms_p75"] - r["iter_ms_p25"]) / r["iter_ms_median"] for r in measured)
 
 
 @unittest.skipUnless(IS_ROOT, "emulating a topology needs root (network namespaces, tc)")
@@ -110,6 +103,7 @@ class EmulatedValidation(unittest.TestCase):
         return out, cal
 
     def attempt(self, tmp):
+        """Every bound that is missed, as a line."""
         shaped, cal = self.calibrated_sweep(tmp, SHAPED, 1)
         one = self.sweep(tmp, ONE_NODE, "--calibration", cal)
         slower, _ = self.calibrated_sweep(tmp, SLOWER_LINK, 0.5)
@@ -117,7 +111,6 @@ class EmulatedValidation(unittest.TestCase):
         for name, out, bound in ((SHAPED, shaped, SHAPED_BOUND_PCT),
                                  (ONE_NODE, one, ONE_NODE_BOUND_PCT),
                                  (SLOWER_LINK, slower, SHAPED_BOUND_PCT)):
-            bound = max(bound, SPREAD_FACTOR * spread_pct(out))
             err = out["validation"]["median_abs_error_pct"]
             print(f"{name}: median |error| {err:.1f}% (bound {bound:.1f}%)", file=sys.stderr)
             if err > bound:
@@ -135,15 +128,10 @@ class EmulatedValidation(unittest.TestCase):
     def test_model_matches_emulated_sweeps(self):
         """Median |error| within the bounds on the three topologies, and each
         slower link's best iteration clearly slower (1x4, then 1 Gbit/s, then
-        500 Mbit/s) in measurement and prediction alike."""
-        problems = []
-        for attempt in range(1, ATTEMPTS + 1):
-            with tempfile.TemporaryDirectory() as tmp:
-                problems = self.attempt(tmp)
-            print(f"attempt {attempt}: {problems or 'ok'}", file=sys.stderr)
-            if not problems:
-                return
-        self.fail(f"{ATTEMPTS} attempts; the last: {problems}")
+        500 Mbit/s) in measurement and prediction alike. Asserted once."""
+        with tempfile.TemporaryDirectory() as tmp:
+            problems = self.attempt(tmp)
+        self.assertEqual(problems, [])
 
 
 if __name__ == "__main__":
