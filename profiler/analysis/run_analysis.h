@@ -19,6 +19,7 @@ struct IterationStats {
   int rank = 0;
   int index = 0;            // 0-based among detected iterations (warm-up included)
   bool warmup = false;      // before DDP rebuilt its buckets (bucket pattern differs)
+  bool shadow = false;      // a joined rank shadowing the others (join()): not its own step
   int64_t start_ns = 0;     // first bucket launch (wall clock in a merged run)
   int64_t end_ns = 0;       // next iteration's first bucket launch, or last bucket end
   double iter_ms = 0;       // end - start (0 for the last iteration: no successor)
@@ -31,6 +32,7 @@ struct IterationStats {
 // One DDP bucket position (index in DDP's reduction order), over the steady
 // iterations of every rank.
 struct BucketStats {
+  int instance = 0;  // the DDP instance (creation order in the process)
   int index = 0;
   uint64_t bytes = 0;
   uint64_t calls = 0;
@@ -63,6 +65,8 @@ struct RankStats {
   double iteration_late_ms_median = 0;
   double last_share_pct = 0;       // share of collectives it was the last to enter
   double clock_correction_us = 0;  // applied from collective completions
+  int iterations = 0;         // its own synchronising steps (warm-up included)
+  int shadow_iterations = 0;  // join(): steps it shadowed after running out of data
   double iter_ms_median = 0;
   double comm_ms_median = 0;
   uint64_t collectives = 0;
@@ -75,6 +79,38 @@ inline double straggle_ms(const RankStats& r) {
   return r.late_ms_median > r.iteration_late_ms_median ? r.late_ms_median
                                                        : r.iteration_late_ms_median;
 }
+
+// Who issued a collective, as far as the run tells (docs/analysis.md): a DDP
+// gradient bucket, DDP's own control traffic (parameter checks, used-parameter
+// maps, join flags, buffer broadcasts), the user's own torch.distributed call,
+// or nobody we could name.
+enum class CollectiveRole : uint8_t { ddp_bucket, ddp_control, user, unknown };
+const char* name_of(CollectiveRole role);
+
+struct RoleStats {
+  CollectiveRole role = CollectiveRole::unknown;
+  uint64_t calls = 0;  // over every rank
+  uint64_t bytes = 0;
+  double total_ms = 0;  // summed execution time
+};
+
+// One DDP instance (the lowest recorded rank's account of it).
+struct DdpInstanceSummary {
+  int instance = 0;
+  // "ddp": buckets and iterations from DDP's own account (the Python start-up
+  // hook); "pattern": inferred from the repeating all-reduce sizes.
+  std::string buckets_from = "pattern";
+  std::string module;                      // the wrapped module's class
+  uint64_t bucket_cap_bytes = 0;           // 0: unknown
+  uint64_t first_bucket_bytes = 0;         // the first bucket's limit on rebuild
+  bool explicit_cap_sets_first_bucket = false;  // this torch: bucket_cap_mb caps the first too
+  bool find_unused_parameters = false, static_graph = false, gradient_as_bucket_view = false;
+  std::string comm_hook;                   // "" for DDP's default all-reduce
+  bool rebuilt = false;                    // DDP rebuilt its buckets during the run
+  std::vector<uint64_t> bucket_bytes;      // DDP's layout, reduction order (rebuilt if it did)
+  int parameters = 0;                      // tensors the reducer holds
+  uint64_t parameter_bytes = 0;
+};
 
 struct Recommendation {
   std::string setting;  // e.g. "bucket_cap_mb", "NCCL_ALGO", "rank 3"
@@ -101,12 +137,15 @@ struct RunAnalysis {
   std::string compute_source;  // "kernels" or "backward-window" (CPU approximation)
 
   struct {
-    int count = 0;   // detected iterations per rank (median over ranks)
+    int count = 0;   // iterations per rank (median over ranks), shadow ones excluded
     int warmup = 0;  // of which warm-up (before bucket rebuild)
+    int shadow = 0;  // join() shadow iterations per rank (median over ranks)
     double median_ms = 0, p95_ms = 0, mean_ms = 0;
     double comm_median_ms = 0, exposed_median_ms = 0, busy_median_ms = 0;
   } iterations;
 
+  std::vector<DdpInstanceSummary> ddp;  // empty: no DDP seen (pattern found nothing either)
+  std::vector<RoleStats> roles;        // collectives by who issued them
   std::vector<IterationStats> iteration_list;
   std::vector<BucketStats> buckets;
   std::vector<SizeClassStats> collectives;

@@ -86,4 +86,37 @@ CommEnd parse_comm_end(std::string_view n) {
   return CommEnd::none;
 }
 
+namespace {
+constexpr DdpRegionKind kRegionKinds[] = {
+    DdpRegionKind::init,       DdpRegionKind::forward,    DdpRegionKind::comm_hook,
+    DdpRegionKind::join_shadow, DdpRegionKind::join_final, DdpRegionKind::join_control,
+    DdpRegionKind::user};
+}  // namespace
+
+const char* name_of(DdpRegionKind kind) {
+  switch (kind) {
+    case DdpRegionKind::init:
+      return "init";
+    case DdpRegionKind::forward:
+      return "forward";
+    case DdpRegionKind::comm_hook:
+      return "comm_hook";
+    case DdpRegionKind::join_shadow:
+      return "join_shadow";
+    case DdpRegionKind::join_final:
+      return "join_final";
+    case DdpRegionKind::join_control:
+      return "join_control";
+    case DdpRegionKind::user:
+      return "user";
+  }
+  return "user";
+}
+
+std::optional<DdpRegionKind> parse_ddp_region_kind(std::string_view n) {
+  for (auto k : kRegionKinds)
+    if (n == name_of(k)) return k;
+  return std::nullopt;
+}
+
 }  // namespace ddpscope

@@ -116,6 +116,59 @@ struct SyncRecord {
   int64_t end_ns = kNoTime;
 };
 
+// DDP's own account of itself, from the Python start-up hook (injector/ddp/):
+// one fact about one DDP instance of this process (instance: creation order,
+// from 0). Keys and values are documented in docs/schema.md; a later row for
+// the same key supersedes an earlier one (bucket layouts change on rebuild).
+struct DdpInfoRecord {
+  int32_t rank = 0;
+  int32_t instance = 0;
+  std::string key;
+  std::string value;
+  int64_t recorded_ns = kNoTime;
+};
+
+// What a stretch of Python was doing while it issued collectives: DDP's
+// constructor, a DDP forward, a comm hook on one bucket, a join shadow step,
+// a user's torch.distributed call. The collectives it issued are those its
+// process group numbered seq_begin..seq_end-1 (ProcessGroup's sequence
+// number, read before and after on the issuing thread), whichever thread ran
+// them.
+enum class DdpRegionKind : uint8_t {
+  init,         // DistributedDataParallel.__init__: parameter checks, state broadcast
+  forward,      // DistributedDataParallel.forward: join notices, rebuild sync, buffers
+  comm_hook,    // a Python comm hook on one bucket (bucket set)
+  join_shadow,  // a joined rank shadowing one iteration of the others
+  join_final,   // DDP's join post-hook: the final model broadcast
+  join_control, // torch's Join context: counting the ranks not yet joined
+  user,         // a torch.distributed call made outside all of the above
+};
+
+// Region flags.
+enum DdpRegionFlag : uint32_t {
+  kRegionSync = 1,         // forward: require_backward_grad_sync (not in no_sync())
+  kRegionGradEnabled = 2,  // forward: autograd on (a training forward)
+  kRegionRebuilt = 4,      // forward: DDP rebuilt its buckets during it
+  kRegionShadow = 8,       // inside a join shadow step
+};
+
+struct DdpRegionRecord {
+  int32_t rank = 0;
+  int32_t instance = -1;  // -1: no DDP instance (user, join_control)
+  DdpRegionKind kind = DdpRegionKind::user;
+  int32_t bucket = -1;     // comm_hook: the bucket's index
+  int64_t pg_key = 0;      // the process group (its Python id)
+  int64_t seq_begin = -1;  // -1: unknown
+  int64_t seq_end = -1;
+  uint32_t flags = 0;
+  uint32_t tid = 0;
+  int64_t start_ns = kNoTime;
+  int64_t end_ns = kNoTime;
+};
+
+const char* name_of(DdpRegionKind kind);
+std::optional<DdpRegionKind> parse_ddp_region_kind(std::string_view name);
+
 const char* name_of(KernelKind kind);
 const char* name_of(SyncCall call);
 std::optional<KernelKind> parse_kernel_kind(std::string_view name);
