@@ -19,7 +19,6 @@ struct IterationStats {
   int rank = 0;
   int index = 0;            // 0-based among detected iterations (warm-up included)
   bool warmup = false;      // before DDP rebuilt its buckets (bucket pattern differs)
-  bool shadow = false;      // a joined rank shadowing the others (join()): not its own step
   int64_t start_ns = 0;     // first bucket launch (wall clock in a merged run)
   int64_t end_ns = 0;       // next iteration's first bucket launch, or last bucket end
   double iter_ms = 0;       // end - start (0 for the last iteration: no successor)
@@ -27,12 +26,12 @@ struct IterationStats {
   double comm_busy_ms = 0;  // union of bucket intervals
   double exposed_ms = 0;    // comm not hidden behind compute (see docs/analysis.md)
   int buckets = 0;
+  bool shadow = false;      // a joined rank shadowing the others (join()): not its own step
 };
 
 // One DDP bucket position (index in DDP's reduction order), over the steady
 // iterations of every rank.
 struct BucketStats {
-  int instance = 0;  // the DDP instance (creation order in the process)
   int index = 0;
   uint64_t bytes = 0;
   uint64_t calls = 0;
@@ -41,6 +40,7 @@ struct BucketStats {
   double overlap_pct = 0;                 // share of its interval hidden behind compute
   double exposed_us = 0;                  // median of the part not hidden
   double launch_gap_us = 0;               // median gap from the previous bucket's launch
+  int instance = 0;  // the DDP instance (creation order in the process)
 };
 
 // Collectives grouped by op and message size.
@@ -65,12 +65,12 @@ struct RankStats {
   double iteration_late_ms_median = 0;
   double last_share_pct = 0;       // share of collectives it was the last to enter
   double clock_correction_us = 0;  // applied from collective completions
-  int iterations = 0;         // its own synchronising steps (warm-up included)
-  int shadow_iterations = 0;  // join(): steps it shadowed after running out of data
   double iter_ms_median = 0;
   double comm_ms_median = 0;
   uint64_t collectives = 0;
   uint64_t dropped_events = 0;
+  int iterations = 0;         // its own synchronising steps (warm-up included)
+  int shadow_iterations = 0;  // join(): steps it shadowed after running out of data
 };
 
 // How far behind a rank runs: the larger of its median collective lateness and
@@ -139,9 +139,9 @@ struct RunAnalysis {
   struct {
     int count = 0;   // iterations per rank (median over ranks), shadow ones excluded
     int warmup = 0;  // of which warm-up (before bucket rebuild)
-    int shadow = 0;  // join() shadow iterations per rank (median over ranks)
     double median_ms = 0, p95_ms = 0, mean_ms = 0;
     double comm_median_ms = 0, exposed_median_ms = 0, busy_median_ms = 0;
+    int shadow = 0;  // join() shadow iterations per rank (median over ranks)
   } iterations;
 
   std::vector<DdpInstanceSummary> ddp;  // empty: no DDP seen (pattern found nothing either)

@@ -42,7 +42,7 @@ void copy_rank(Connection& out, const Input& in) {
     // Times onto the wall timeline (?1), collective ids past the ranks merged
     // before (?2): table.h's convention, for every per-rank table.
     for (const TableSpec* t : tables()) {
-      if (!t->per_rank) continue;
+      if (!t->per_rank || !has_table(out, t->name, "src")) continue;
       Statement st(out, merge_sql(*t));
       st.bind(1, in.process.clock_offset_ns);
       if (st.parameters() >= 2) st.bind(2, base);

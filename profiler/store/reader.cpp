@@ -9,9 +9,10 @@ namespace {
 
 // Every table must be present and readable: a truncated or damaged file fails
 // here with one line instead of half-way through a report.
-void check_tables(Connection& conn) {
+void check_tables(Connection& conn, int version) {
   std::vector<const char*> names{"meta"};
-  for (const TableSpec* t : tables()) names.push_back(t->name);
+  for (const TableSpec* t : tables())
+    if (t->since_version <= version) names.push_back(t->name);
   for (const char* t : names) {
     try {
       Statement st(conn, std::string("SELECT count(*) FROM ") + t);
@@ -30,11 +31,11 @@ RunReader::RunReader(const std::string& path) {
   if (std::filesystem::is_directory(path))
     throw StoreError(path, "is a directory (give the run.db inside it)");
   conn_ = std::make_unique<Connection>(path, Connection::Mode::read_only);
-  check_schema(*conn_);
+  version_ = check_schema(*conn_);
   // Reports scan whole tables: memory-mapped reads skip a copy per page (the
   // pages are the OS's file cache, not our heap).
   conn_->exec("PRAGMA mmap_size=4294967296");
-  check_tables(*conn_);
+  check_tables(*conn_, version_);
 }
 
 RunReader::~RunReader() = default;

@@ -47,15 +47,19 @@ class RunReader {
   int64_t count(const std::string& table);
 
   Connection& connection() { return *conn_; }
+  int schema_version() const { return version_; }
 
  private:
   std::unique_ptr<Connection> conn_;
+  int version_ = 0;
 };
 
 template <typename Record>
 void RunReader::for_each(const std::function<void(const Record&)>& fn, const std::string& where,
                          const std::string& order) {
-  std::string sql = select_sql(Row<Record>::table());
+  const TableSpec& t = Row<Record>::table();
+  if (t.since_version > version_) return;  // an older file: the table is not there
+  std::string sql = select_sql(t);
   if (!where.empty()) sql += " WHERE " + where;
   if (!order.empty()) sql += " ORDER BY " + order;
   Statement s(*conn_, sql);

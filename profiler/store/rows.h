@@ -21,6 +21,8 @@ DDPSCOPE_ROW(CollectiveRecord);  // rows_run.cpp
 DDPSCOPE_ROW(KernelRecord);      // rows_gpu.cpp
 DDPSCOPE_ROW(RangeRecord);       // rows_gpu.cpp
 DDPSCOPE_ROW(SyncRecord);        // rows_gpu.cpp
+DDPSCOPE_ROW(DdpInfoRecord);     // rows_ddp.cpp
+DDPSCOPE_ROW(DdpRegionRecord);   // rows_ddp.cpp
 
 #undef DDPSCOPE_ROW
 

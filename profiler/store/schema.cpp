@@ -24,7 +24,7 @@ void create_indexes(Connection& conn) {
     if (*t->indexes) conn.exec(t->indexes);
 }
 
-void check_schema(Connection& conn) {
+int check_schema(Connection& conn) {
   int app = 0;
   try {
     app = pragma_int(conn, "application_id");
@@ -41,6 +41,13 @@ void check_schema(Connection& conn) {
                                       std::to_string(kSchemaVersion) + ": upgrade ddpscope");
   if (version < 1)
     throw StoreError(conn.path(), "ddpscope database without a schema version (damaged file?)");
+  return version;
+}
+
+bool has_table(Connection& conn, const std::string& name, const std::string& schema) {
+  Statement st(conn, "SELECT 1 FROM " + schema + ".sqlite_master WHERE type='table' AND name=?");
+  st.bind_text(1, name);
+  return st.step();
 }
 
 }  // namespace ddpscope::store

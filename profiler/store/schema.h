@@ -12,7 +12,9 @@ namespace ddpscope::store {
 // PRAGMA application_id marks a file as ours ("DDPS"); PRAGMA user_version holds
 // the schema version. A reader refuses a newer major version.
 constexpr int kApplicationId = 0x44445053;
-constexpr int kSchemaVersion = 1;
+// v2 added ddp_info and ddp_regions (DDP's own account); v1 files still read,
+// without them.
+constexpr int kSchemaVersion = 2;
 
 // Creates every table of the current schema in an empty database and stamps it.
 void create_schema(Connection& conn);
@@ -23,6 +25,10 @@ void create_indexes(Connection& conn);
 
 // Throws StoreError with one clear line if `conn` is not a ddpscope database of a
 // version this build can read.
-void check_schema(Connection& conn);
+// Returns the file's schema version.
+int check_schema(Connection& conn);
+
+// Whether `schema` ("main", or an attached name) of `conn` has table `name`.
+bool has_table(Connection& conn, const std::string& name, const std::string& schema = "main");
 
 }  // namespace ddpscope::store

@@ -28,6 +28,7 @@ std::span<const TableSpec* const> tables() {
   static const TableSpec* const all[] = {
       &Row<ProcessRecord>::table(), &Row<CommRecord>::table(),  &Row<CollectiveRecord>::table(),
       &Row<KernelRecord>::table(),  &Row<RangeRecord>::table(), &Row<SyncRecord>::table(),
+      &Row<DdpInfoRecord>::table(), &Row<DdpRegionRecord>::table(),
       &tune_runs_table(),           &tune_results_table(),
   };
   return all;

@@ -166,10 +166,23 @@ TEST_CASE("bad files are refused with one line naming them") {
   {
     Connection c(dir + "/newer.db", Connection::Mode::create);
     create_schema(c);
-    c.exec("PRAGMA user_version=2");
+    c.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion + 1));
   }
   CHECK_THAT(error_of([&] { RunReader r(dir + "/newer.db"); }),
              Catch::Contains("upgrade ddpscope"));
+
+  {
+    // A v1 file (before DDP's own account): it reads, without those tables.
+    Connection c(dir + "/v1.db", Connection::Mode::create);
+    create_schema(c);
+    c.exec("DROP TABLE ddp_info; DROP TABLE ddp_regions; PRAGMA user_version=1");
+  }
+  {
+    RunReader v1(dir + "/v1.db");
+    CHECK(v1.schema_version() == 1);
+    CHECK(v1.rows<DdpInfoRecord>().empty());
+    CHECK(v1.rows<DdpRegionRecord>().empty());
+  }
 
   {
     Connection c(dir + "/damaged.db", Connection::Mode::create);
