@@ -1,4 +1,5 @@
-// `ddpscope record [-o DIR] [--nproc N] [--flush-ms MS] [--no-cupti] [--no-nvtx] -- CMD...`
+// `ddpscope record [-o DIR] [--nproc N] [--flush-ms MS] [--no-cupti] [--no-nvtx]
+//  [--no-python-hook] -- CMD...`
 #include <unistd.h>
 
 #include <climits>
@@ -20,7 +21,7 @@ struct RecordArgs {
   std::string out_dir;
   int nproc = 0;
   int flush_ms = 200;
-  bool no_cupti = false, no_nvtx = false;
+  bool no_cupti = false, no_nvtx = false, no_python_hook = false;
   std::vector<std::string> command;
 };
 
@@ -44,6 +45,28 @@ std::string find_injector() {
        {dir / "libddpscope_inject.so", dir.parent_path() / "lib" / "libddpscope_inject.so"})
     if (fs::exists(p)) return p;
   return "";
+}
+
+// The Python start-up hook's folder (holding sitecustomize.py), beside the
+// injector in the build tree or under the install prefix's share/.
+std::string find_python_hook(const std::string& injector) {
+  fs::path dir = fs::path(injector).parent_path();
+  for (const fs::path& p : {dir / "python", dir.parent_path() / "share" / "ddpscope" / "python"})
+    if (fs::exists(p / "sitecustomize.py")) return p;
+  return "";
+}
+
+// Python imports sitecustomize from the first folder on its path that has one:
+// ours goes first and then loads the one it hides (Debian's, or the user's).
+void attach_python_hook(core::LaunchSpec& spec, const std::string& injector) {
+  std::string dir = find_python_hook(injector);
+  if (dir.empty()) {
+    std::cerr << "ddpscope: the Python start-up hook is missing next to the injector; DDP "
+                 "buckets will be inferred from the all-reduce pattern\n";
+    return;
+  }
+  const char* old = getenv("PYTHONPATH");
+  spec.env["PYTHONPATH"] = dir + (old && *old ? ":" + std::string(old) : "");
 }
 
 std::string options_help() {
@@ -134,7 +157,9 @@ int run_record(RecordArgs& a) {
     spec.env["DDPSCOPE_FLUSH_MS"] = std::to_string(a.flush_ms);
     spec.env["DDPSCOPE_CUPTI"] = a.no_cupti ? "0" : "1";
     spec.env["DDPSCOPE_NVTX"] = a.no_nvtx ? "0" : "1";
+    spec.env["DDPSCOPE_PYTHON"] = a.no_python_hook ? "0" : "1";
     if (!a.no_nvtx) attach_nvtx(spec, injector);
+    if (!a.no_python_hook) attach_python_hook(spec, injector);
   }
   int status = core::launch_and_wait(spec);
   if (recording) merge_recording(a.out_dir);
@@ -154,6 +179,8 @@ Run add_record(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--no-cupti", args->no_cupti, "no CUPTI kernel timing");
   sub->add_flag("--no-nvtx", args->no_nvtx, "no NVTX range capture");
+  sub->add_flag("--no-python-hook", args->no_python_hook,
+                "no Python start-up hook: DDP buckets are inferred from the all-reduce pattern");
   sub->add_option("command", args->command, "the training command (after --)")->required();
   sub->footer(options_help());
   return [args] { return run_record(*args); };

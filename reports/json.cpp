@@ -26,6 +26,7 @@ Json iterations_summary(const RunAnalysis& run) {
   const auto& it = run.iterations;
   return {{"count", it.count},
           {"warmup", it.warmup},
+          {"shadow", it.shadow},
           {"median_ms", num(it.median_ms)},
           {"p95_ms", num(it.p95_ms)},
           {"mean_ms", num(it.mean_ms)},
@@ -38,6 +39,7 @@ Json to_json(const IterationStats& i) {
   return {{"rank", i.rank},
           {"index", i.index},
           {"warmup", i.warmup},
+          {"shadow", i.shadow},
           {"start_ns", i.start_ns},
           {"end_ns", i.end_ns},
           {"iter_ms", num(i.iter_ms)},
@@ -48,7 +50,8 @@ Json to_json(const IterationStats& i) {
 }
 
 Json to_json(const BucketStats& b) {
-  return {{"index", b.index},
+  return {{"instance", b.instance},
+          {"index", b.index},
           {"bytes", b.bytes},
           {"calls", b.calls},
           {"median_us", num(b.median_us)},
@@ -96,7 +99,33 @@ Json to_json(const RankStats& r) {
           {"iter_ms_median", num(r.iter_ms_median)},
           {"comm_ms_median", num(r.comm_ms_median)},
           {"collectives", r.collectives},
-          {"dropped_events", r.dropped_events}};
+          {"dropped_events", r.dropped_events},
+          {"iterations", r.iterations},
+          {"shadow_iterations", r.shadow_iterations}};
+}
+
+Json to_json(const DdpInstanceSummary& d) {
+  return {{"instance", d.instance},
+          {"buckets_from", d.buckets_from},
+          {"module", d.module},
+          {"bucket_cap_bytes", d.bucket_cap_bytes},
+          {"first_bucket_bytes", d.first_bucket_bytes},
+          {"explicit_cap_sets_first_bucket", d.explicit_cap_sets_first_bucket},
+          {"find_unused_parameters", d.find_unused_parameters},
+          {"static_graph", d.static_graph},
+          {"gradient_as_bucket_view", d.gradient_as_bucket_view},
+          {"comm_hook", d.comm_hook},
+          {"rebuilt", d.rebuilt},
+          {"bucket_bytes", d.bucket_bytes},
+          {"parameters", d.parameters},
+          {"parameter_bytes", d.parameter_bytes}};
+}
+
+Json to_json(const RoleStats& r) {
+  return {{"role", text(name_of(r.role))},
+          {"calls", r.calls},
+          {"bytes", r.bytes},
+          {"total_ms", num(r.total_ms)}};
 }
 
 Json to_json(const Recommendation& r) {
@@ -136,6 +165,8 @@ Json report(const RunAnalysis& run) {
   j["timing"] = run.timing;
   j["compute_source"] = run.compute_source;
   j["iterations"] = iterations_summary(run);
+  j["ddp"] = array_of(run.ddp);
+  j["roles"] = array_of(run.roles);
   j["buckets"] = array_of(run.buckets);
   j["collectives"] = array_of(run.collectives);
   j["ops"] = array_of(run.ops);

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "profiler/analysis/ddp_account.h"
 #include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
 #include "profiler/analysis/recommend.h"
@@ -46,10 +47,74 @@ std::vector<Interval> query_intervals(store::RunReader& reader, const std::strin
   return out;
 }
 
-RankView make_view(store::RunReader& reader, const std::vector<Call>& calls, int rank,
-                   std::vector<Interval> compute) {
+// Without DDP's account, the calls in the pattern's iterations are taken for
+// buckets (by position), so the role summary says what the report counted.
+void mark_pattern_buckets(RankView& v, std::vector<Call>& calls) {
+  std::map<std::pair<uint64_t, uint64_t>, int> bucket;  // (comm, seq) -> position
+  for (const auto& it : v.split.iterations)
+    for (size_t j = 0; j < it.count; ++j) {
+      v.ddp[it.first + j].role = CollectiveRole::ddp_bucket;
+      bucket[{v.ddp[it.first + j].comm_id, v.ddp[it.first + j].seq}] = int(j);
+    }
+  for (auto& c : calls)
+    if (c.rank == v.rank && bucket.count({c.comm_id, c.seq})) c.role = CollectiveRole::ddp_bucket;
+}
+
+// Each rank's collectives classified from DDP's own account, where it has one.
+std::map<int, RankAccount> classify(store::RunReader& reader, std::vector<Call>& calls) {
+  std::map<int, std::vector<DdpInfoRecord>> info;
+  for (auto& r : reader.rows<DdpInfoRecord>("", "rank, recorded_ns")) info[r.rank].push_back(r);
+  std::map<int, std::vector<DdpRegionRecord>> regions;
+  for (auto& r : reader.rows<DdpRegionRecord>()) regions[r.rank].push_back(r);
+  std::map<int, RankAccount> out;
+  for (auto& [rank, facts] : info) {
+    std::vector<size_t> index;
+    std::vector<Call> mine;
+    for (size_t i = 0; i < calls.size(); ++i)
+      if (calls[i].rank == rank) index.push_back(i), mine.push_back(calls[i]);
+    out[rank] = classify_rank(mine, regions[rank], facts);
+    for (size_t k = 0; k < index.size(); ++k) calls[index[k]] = mine[k];
+  }
+  return out;
+}
+
+std::vector<Call> buckets_of(const std::vector<Call>& calls, int rank, int instance) {
+  std::vector<Call> out;
+  for (const auto& c : calls)
+    if (c.rank == rank && c.role == CollectiveRole::ddp_bucket && c.instance == instance)
+      out.push_back(c);
+  std::stable_sort(out.begin(), out.end(), [](const Call& a, const Call& b) {
+    return a.group != b.group ? a.group < b.group : a.seq < b.seq;
+  });
+  return out;
+}
+
+// From DDP's own account: the primary instance's backward passes are the
+// rank's iterations; other instances' buckets are kept for their own stats.
+bool view_from_account(RankView& v, const std::vector<Call>& calls, const RankAccount* acc) {
+  if (!acc || acc->primary < 0) return false;
+  v.from_account = true;
+  v.ddp = buckets_of(calls, v.rank, acc->primary);
+  v.split = split_by_backward(v.ddp, *acc);
+  for (int instance : acc->classified) {
+    if (instance == acc->primary) continue;
+    InstanceCalls o{instance, buckets_of(calls, v.rank, instance), {}};
+    o.split = split_by_backward(o.ddp, *acc);
+    v.others.push_back(std::move(o));
+  }
+  return true;
+}
+
+RankView make_view(store::RunReader& reader, std::vector<Call>& calls, int rank,
+                   std::vector<Interval> compute, const RankAccount* account) {
   RankView v;
   v.rank = rank;
+  v.compute = union_of(std::move(compute));
+  v.compute_from_kernels = !v.compute.empty();
+  if (view_from_account(v, calls, account)) {
+    if (!v.compute_from_kernels) v.compute = backward_windows(v);
+    return v;
+  }
   uint64_t comm = ddp_comm(calls, rank);
   for (const auto& c : calls)
     if (c.rank == rank && c.op == Op::allreduce && c.comm_id == comm) v.ddp.push_back(c);
@@ -60,8 +125,7 @@ RankView make_view(store::RunReader& reader, const std::vector<Call>& calls, int
       "'iteration%' OR name LIKE 'train_step%') ORDER BY start_ns",
       rank));
   v.split = steps.size() >= 2 ? split_by_ranges(v.ddp, steps) : split_iterations(v.ddp);
-  v.compute = union_of(std::move(compute));
-  v.compute_from_kernels = !v.compute.empty();
+  mark_pattern_buckets(v, calls);
   if (!v.compute_from_kernels) v.compute = backward_windows(v);
   return v;
 }
@@ -85,14 +149,16 @@ void size_classes(const std::vector<Call>& calls, RunAnalysis& run) {
 }
 
 void iteration_summary(RunAnalysis& run, const std::vector<RankView>& views) {
-  std::vector<double> iter, comm, exposed, busy, counts, warm;
+  std::vector<double> iter, comm, exposed, busy, counts, warm, shadow;
   for (const auto& v : views) {
     auto stats = iteration_stats(v);
-    counts.push_back(double(stats.size()));
+    auto n_shadow = std::count_if(stats.begin(), stats.end(), [](auto& s) { return s.shadow; });
+    counts.push_back(double(stats.size() - size_t(n_shadow)));
+    shadow.push_back(double(n_shadow));
     warm.push_back(
         double(std::count_if(stats.begin(), stats.end(), [](auto& s) { return s.warmup; })));
     for (const auto& s : stats) {
-      if (!s.warmup) {
+      if (!s.warmup && !s.shadow) {
         if (s.iter_ms > 0) iter.push_back(s.iter_ms);
         comm.push_back(s.comm_ms);
         exposed.push_back(s.exposed_ms);
@@ -105,6 +171,7 @@ void iteration_summary(RunAnalysis& run, const std::vector<RankView>& views) {
   // Counts are whole: the median over ranks rounded, halves up.
   it.count = int(std::lround(stats::median(counts)));
   it.warmup = int(std::lround(stats::median(warm)));
+  it.shadow = int(std::lround(stats::median(shadow)));
   it.median_ms = stats::quantile(iter, 0.5);
   it.p95_ms = stats::quantile(iter, 0.95);
   double sum = 0;
@@ -115,7 +182,69 @@ void iteration_summary(RunAnalysis& run, const std::vector<RankView>& views) {
   it.busy_median_ms = stats::quantile(busy, 0.5);
 }
 
+void rank_iterations(RunAnalysis& run, const std::vector<RankView>& views) {
+  for (auto& r : run.ranks)
+    for (const auto& v : views)
+      if (v.rank == r.rank)
+        for (const auto& it : v.split.iterations)
+          ++(it.shadow ? r.shadow_iterations : r.iterations);
+}
+
+// The lowest rank's account of each DDP instance; without any account, the
+// pattern's one instance.
+std::vector<DdpInstanceSummary> ddp_instances(const std::map<int, RankAccount>& accounts,
+                                              const std::vector<RankView>& views) {
+  std::vector<DdpInstanceSummary> out;
+  for (const auto& [rank, acc] : accounts) {
+    if (acc.instances.empty()) continue;
+    for (const auto& [instance, f] : acc.instances) {
+      DdpInstanceSummary s = f.summary;
+      s.rebuilt = !f.rebuilt_buckets.empty();
+      out.push_back(s);
+    }
+    return out;
+  }
+  for (const auto& v : views)
+    if (!v.split.pattern.empty()) {
+      DdpInstanceSummary s;
+      s.bucket_bytes = v.split.pattern;
+      s.rebuilt = std::any_of(v.split.iterations.begin(), v.split.iterations.end(),
+                              [](const Iteration& it) { return it.warmup; });
+      out.push_back(s);
+      break;
+    }
+  return out;
+}
+
+std::vector<RoleStats> role_stats(const std::vector<Call>& calls) {
+  std::map<CollectiveRole, RoleStats> by;
+  for (const auto& c : calls) {
+    RoleStats& s = by[c.role];
+    s.role = c.role;
+    ++s.calls;
+    s.bytes += c.bytes;
+    s.total_ms += double(c.end - c.start) / 1e6;
+  }
+  std::vector<RoleStats> out;
+  for (auto& [role, s] : by) out.push_back(s);
+  return out;
+}
+
 }  // namespace
+
+const char* name_of(CollectiveRole role) {
+  switch (role) {
+    case CollectiveRole::ddp_bucket:
+      return "ddp_bucket";
+    case CollectiveRole::ddp_control:
+      return "ddp_control";
+    case CollectiveRole::user:
+      return "user";
+    case CollectiveRole::unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
 
 void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
                   const std::vector<ProcessRecord>& procs, const std::vector<RankView>& views);
@@ -149,11 +278,16 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   run.ops = ops.finish();
   run.timing = std::string(name_of(best));
 
+  auto accounts = classify(reader, calls);
   std::vector<RankView> views;
   std::set<int> ranks;
   for (const auto& p : procs) ranks.insert(p.rank);
   auto compute = compute_kernels(reader);
-  for (int r : ranks) views.push_back(make_view(reader, calls, r, std::move(compute[r])));
+  for (int r : ranks) {
+    auto acc = accounts.find(r);
+    views.push_back(make_view(reader, calls, r, std::move(compute[r]),
+                              acc == accounts.end() ? nullptr : &acc->second));
+  }
   bool kernels =
       std::any_of(views.begin(), views.end(), [](auto& v) { return v.compute_from_kernels; });
   run.compute_source = kernels ? "kernels" : "backward-window";
@@ -162,6 +296,9 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   run.buckets = bucket_stats(views);
   size_classes(calls, run);
   rank_summary(run, calls, procs, views);
+  rank_iterations(run, views);
+  run.ddp = ddp_instances(accounts, views);
+  run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);
   run.recommendations = recommend(run);
   return run;

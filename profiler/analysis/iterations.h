@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "profiler/analysis/intervals.h"
+#include "profiler/analysis/run_analysis.h"
 #include "profiler/core/vocab.h"
 
 namespace ddpscope::analysis {
@@ -27,11 +28,18 @@ struct Call {
   uint64_t bytes = 0, seq = 0, comm_id = 0;
   int32_t rank = 0, nranks = 0;
   Op op = Op::allreduce;
+  // Filled from DDP's own account (ddp_account.h) where there is one.
+  int32_t instance = -1;  // the DDP instance that issued it
+  int32_t bucket = -1;    // ddp_bucket: DDP's bucket index
+  uint32_t group = 0;     // ddp_bucket: the backward pass (or join shadow step) it belongs to
+  CollectiveRole role = CollectiveRole::unknown;
+  bool shadow = false;  // issued by a joined rank shadowing the others
 };
 
 struct Iteration {
   size_t first = 0, count = 0;  // a run of calls (indices into the seq-ordered list)
   bool warmup = false;
+  bool shadow = false;  // join(): a joined rank's shadow of the others' step
 };
 
 struct IterationSplit {

@@ -41,6 +41,7 @@ std::vector<IterationStats> iteration_stats(const RankView& v) {
     s.rank = v.rank;
     s.index = int(k);
     s.warmup = its[k].warmup;
+    s.shadow = its[k].shadow;
     s.buckets = int(its[k].count);
     std::vector<Interval> comm;
     int64_t first = INT64_MAX, last_end = INT64_MIN;
@@ -63,45 +64,61 @@ std::vector<IterationStats> iteration_stats(const RankView& v) {
   return out;
 }
 
-std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views) {
-  struct Samples {
-    uint64_t bytes = 0;
-    int nranks = 0;
-    std::vector<double> dur_us, exposed_us, gap_us, overlap;
-  };
-  std::vector<Samples> per;
-  for (const auto& v : views)
-    for (const auto& it : v.split.iterations) {
-      if (it.warmup) continue;
-      if (per.size() < it.count) per.resize(it.count);
-      for (size_t j = 0; j < it.count; ++j) {
-        const Call& c = v.ddp[it.first + j];
-        Samples& s = per[j];
-        s.bytes = c.bytes;
-        s.nranks = c.nranks;
-        double d = double(c.end - c.start);
-        double hidden = double(covered(v.compute, interval_of(c)));
-        s.dur_us.push_back(d / 1e3);
-        s.exposed_us.push_back((d - hidden) / 1e3);
-        s.overlap.push_back(d > 0 ? 100.0 * hidden / d : 0);
-        if (j > 0) s.gap_us.push_back(double(c.start - v.ddp[it.first + j - 1].start) / 1e3);
-      }
+namespace {
+
+struct Samples {
+  uint64_t bytes = 0;
+  int nranks = 0;
+  std::vector<double> dur_us, exposed_us, gap_us, overlap;
+};
+
+// Steady iterations only: warm-up buckets have another layout, and a join
+// shadow step reduces zeros on a rank that is no longer training.
+void add_samples(std::map<std::pair<int, int>, Samples>& per, int instance,
+                 const std::vector<Call>& calls, const IterationSplit& split,
+                 const std::vector<Interval>& compute) {
+  for (const auto& it : split.iterations) {
+    if (it.warmup || it.shadow) continue;
+    for (size_t j = 0; j < it.count; ++j) {
+      const Call& c = calls[it.first + j];
+      Samples& s = per[{instance, c.bucket >= 0 ? c.bucket : int(j)}];
+      s.bytes = c.bytes;
+      s.nranks = c.nranks;
+      double d = double(c.end - c.start);
+      double hidden = double(covered(compute, interval_of(c)));
+      s.dur_us.push_back(d / 1e3);
+      s.exposed_us.push_back((d - hidden) / 1e3);
+      s.overlap.push_back(d > 0 ? 100.0 * hidden / d : 0);
+      if (j > 0) s.gap_us.push_back(double(c.start - calls[it.first + j - 1].start) / 1e3);
     }
+  }
+}
+
+}  // namespace
+
+std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views) {
+  std::map<std::pair<int, int>, Samples> samples;  // (instance, bucket index)
+  for (const auto& v : views) {
+    int primary = v.ddp.empty() || v.ddp[0].instance < 0 ? 0 : v.ddp[0].instance;
+    add_samples(samples, primary, v.ddp, v.split, v.compute);
+    for (const auto& o : v.others) add_samples(samples, o.instance, o.ddp, o.split, v.compute);
+  }
   std::vector<BucketStats> out;
-  for (size_t j = 0; j < per.size(); ++j) {
+  for (auto& [key, per_j] : samples) {
     BucketStats b;
-    b.index = int(j);
-    b.bytes = per[j].bytes;
-    b.calls = per[j].dur_us.size();
-    b.median_us = stats::quantile(per[j].dur_us, 0.5);
-    b.p95_us = stats::quantile(per[j].dur_us, 0.95);
+    b.instance = key.first;
+    b.index = key.second;
+    b.bytes = per_j.bytes;
+    b.calls = per_j.dur_us.size();
+    b.median_us = stats::quantile(per_j.dur_us, 0.5);
+    b.p95_us = stats::quantile(per_j.dur_us, 0.95);
     if (b.median_us > 0) {
       b.algbw_gbps = double(b.bytes) / (b.median_us * 1e3);
-      b.busbw_gbps = b.algbw_gbps * busbw_factor(Op::allreduce, per[j].nranks);
+      b.busbw_gbps = b.algbw_gbps * busbw_factor(Op::allreduce, per_j.nranks);
     }
-    b.overlap_pct = stats::quantile(per[j].overlap, 0.5);
-    b.exposed_us = stats::quantile(per[j].exposed_us, 0.5);
-    b.launch_gap_us = stats::quantile(per[j].gap_us, 0.5);
+    b.overlap_pct = stats::quantile(per_j.overlap, 0.5);
+    b.exposed_us = stats::quantile(per_j.exposed_us, 0.5);
+    b.launch_gap_us = stats::quantile(per_j.gap_us, 0.5);
     out.push_back(b);
   }
   return out;

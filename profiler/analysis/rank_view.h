@@ -13,10 +13,22 @@
 
 namespace ddpscope::analysis {
 
+// Another DDP instance's buckets on the same rank (a GAN's discriminator).
+struct InstanceCalls {
+  int instance = 0;
+  std::vector<Call> ddp;
+  IterationSplit split;
+};
+
 struct RankView {
   int rank = 0;
-  std::vector<Call> ddp;  // all-reduces on the DDP communicator, seq order
+  // The primary DDP instance's bucket all-reduces (the one with the most bucket
+  // bytes), in backward-pass then seq order; without DDP's own account, every
+  // all-reduce on the busiest communicator, seq order.
+  std::vector<Call> ddp;
   IterationSplit split;
+  std::vector<InstanceCalls> others;
+  bool from_account = false;      // ddp and split come from DDP's own account
   std::vector<Interval> compute;  // union of compute intervals
   bool compute_from_kernels = false;
 };

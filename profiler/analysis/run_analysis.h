@@ -26,7 +26,7 @@ struct IterationStats {
   double comm_busy_ms = 0;  // union of bucket intervals
   double exposed_ms = 0;    // comm not hidden behind compute (see docs/analysis.md)
   int buckets = 0;
-  bool shadow = false;      // a joined rank shadowing the others (join()): not its own step
+  bool shadow = false;  // a joined rank shadowing the others (join()): not its own step
 };
 
 // One DDP bucket position (index in DDP's reduction order), over the steady
@@ -40,7 +40,7 @@ struct BucketStats {
   double overlap_pct = 0;                 // share of its interval hidden behind compute
   double exposed_us = 0;                  // median of the part not hidden
   double launch_gap_us = 0;               // median gap from the previous bucket's launch
-  int instance = 0;  // the DDP instance (creation order in the process)
+  int instance = 0;                       // the DDP instance (creation order in the process)
 };
 
 // Collectives grouped by op and message size.
@@ -100,15 +100,15 @@ struct DdpInstanceSummary {
   // "ddp": buckets and iterations from DDP's own account (the Python start-up
   // hook); "pattern": inferred from the repeating all-reduce sizes.
   std::string buckets_from = "pattern";
-  std::string module;                      // the wrapped module's class
-  uint64_t bucket_cap_bytes = 0;           // 0: unknown
-  uint64_t first_bucket_bytes = 0;         // the first bucket's limit on rebuild
+  std::string module;                           // the wrapped module's class
+  uint64_t bucket_cap_bytes = 0;                // 0: unknown
+  uint64_t first_bucket_bytes = 0;              // the first bucket's limit on rebuild
   bool explicit_cap_sets_first_bucket = false;  // this torch: bucket_cap_mb caps the first too
   bool find_unused_parameters = false, static_graph = false, gradient_as_bucket_view = false;
-  std::string comm_hook;                   // "" for DDP's default all-reduce
-  bool rebuilt = false;                    // DDP rebuilt its buckets during the run
-  std::vector<uint64_t> bucket_bytes;      // DDP's layout, reduction order (rebuilt if it did)
-  int parameters = 0;                      // tensors the reducer holds
+  std::string comm_hook;               // "" for DDP's default all-reduce
+  bool rebuilt = false;                // DDP rebuilt its buckets during the run
+  std::vector<uint64_t> bucket_bytes;  // DDP's layout, reduction order (rebuilt if it did)
+  int parameters = 0;                  // tensors the reducer holds
   uint64_t parameter_bytes = 0;
 };
 
@@ -145,7 +145,7 @@ struct RunAnalysis {
   } iterations;
 
   std::vector<DdpInstanceSummary> ddp;  // empty: no DDP seen (pattern found nothing either)
-  std::vector<RoleStats> roles;        // collectives by who issued them
+  std::vector<RoleStats> roles;         // collectives by who issued them
   std::vector<IterationStats> iteration_list;
   std::vector<BucketStats> buckets;
   std::vector<SizeClassStats> collectives;

@@ -15,7 +15,7 @@ struct InjectOption {
   std::string_view help;
 };
 
-inline constexpr std::array<InjectOption, 7> kInjectOptions = {{
+inline constexpr std::array<InjectOption, 8> kInjectOptions = {{
     {"DDPSCOPE_OUT", "ddpscope-out", "directory for rank-<R>.db (record sets it from -o)"},
     {"DDPSCOPE_FLUSH_MS", "200",
      "writer thread flush interval in milliseconds (record: --flush-ms)"},
@@ -23,6 +23,9 @@ inline constexpr std::array<InjectOption, 7> kInjectOptions = {{
      "events per thread buffer (a power of two); when full, new events are dropped and counted"},
     {"DDPSCOPE_CUPTI", "1", "0 disables CUPTI kernel timing (record: --no-cupti)"},
     {"DDPSCOPE_NVTX", "1", "0 disables NVTX range capture (record: --no-nvtx)"},
+    {"DDPSCOPE_PYTHON", "1",
+     "0 disables the Python start-up hook that reads DDP's own bucket layout (record: "
+     "--no-python-hook)"},
     {"DDPSCOPE_RANK", "",
      "overrides the rank found in RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID"},
     {"DDPSCOPE_QUIET", "0", "1 silences the injector's notices on stderr (warnings still print)"},

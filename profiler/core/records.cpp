@@ -87,10 +87,10 @@ CommEnd parse_comm_end(std::string_view n) {
 }
 
 namespace {
-constexpr DdpRegionKind kRegionKinds[] = {
-    DdpRegionKind::init,       DdpRegionKind::forward,    DdpRegionKind::comm_hook,
-    DdpRegionKind::join_shadow, DdpRegionKind::join_final, DdpRegionKind::join_control,
-    DdpRegionKind::user};
+constexpr DdpRegionKind kRegionKinds[] = {DdpRegionKind::init,       DdpRegionKind::forward,
+                                          DdpRegionKind::comm_hook,  DdpRegionKind::join_shadow,
+                                          DdpRegionKind::join_final, DdpRegionKind::join_control,
+                                          DdpRegionKind::user};
 }  // namespace
 
 const char* name_of(DdpRegionKind kind) {

@@ -135,13 +135,13 @@ struct DdpInfoRecord {
 // number, read before and after on the issuing thread), whichever thread ran
 // them.
 enum class DdpRegionKind : uint8_t {
-  init,         // DistributedDataParallel.__init__: parameter checks, state broadcast
-  forward,      // DistributedDataParallel.forward: join notices, rebuild sync, buffers
-  comm_hook,    // a Python comm hook on one bucket (bucket set)
-  join_shadow,  // a joined rank shadowing one iteration of the others
-  join_final,   // DDP's join post-hook: the final model broadcast
-  join_control, // torch's Join context: counting the ranks not yet joined
-  user,         // a torch.distributed call made outside all of the above
+  init,          // DistributedDataParallel.__init__: parameter checks, state broadcast
+  forward,       // DistributedDataParallel.forward: join notices, rebuild sync, buffers
+  comm_hook,     // a Python comm hook on one bucket (bucket set)
+  join_shadow,   // a joined rank shadowing one iteration of the others
+  join_final,    // DDP's join post-hook: the final model broadcast
+  join_control,  // torch's Join context: counting the ranks not yet joined
+  user,          // a torch.distributed call made outside all of the above
 };
 
 // Region flags.

@@ -12,10 +12,9 @@ constexpr Column kInfoColumns[] = {{"rank", "INTEGER"},
                                    {"recorded_ns", "INTEGER"}};
 
 constexpr Column kRegionColumns[] = {
-    {"rank", "INTEGER"},     {"instance", "INTEGER"},  {"kind", "TEXT"},
-    {"bucket", "INTEGER"},   {"pg_key", "INTEGER"},    {"seq_begin", "INTEGER"},
-    {"seq_end", "INTEGER"},  {"flags", "INTEGER"},     {"tid", "INTEGER"},
-    {"start_ns", "INTEGER"}, {"end_ns", "INTEGER"}};
+    {"rank", "INTEGER"},   {"instance", "INTEGER"},  {"kind", "TEXT"},       {"bucket", "INTEGER"},
+    {"pg_key", "INTEGER"}, {"seq_begin", "INTEGER"}, {"seq_end", "INTEGER"}, {"flags", "INTEGER"},
+    {"tid", "INTEGER"},    {"start_ns", "INTEGER"},  {"end_ns", "INTEGER"}};
 
 }  // namespace
 
@@ -44,9 +43,13 @@ DdpInfoRecord Row<DdpInfoRecord>::read(const Statement& s) {
 
 const TableSpec& Row<DdpRegionRecord>::table() {
   static const TableSpec t{
-      "ddp_regions", kRegionColumns, "",
-      "CREATE INDEX IF NOT EXISTS ddp_regions_by_rank ON ddp_regions(rank, start_ns);", "INSERT",
-      true, 2};
+      "ddp_regions",
+      kRegionColumns,
+      "",
+      "CREATE INDEX IF NOT EXISTS ddp_regions_by_rank ON ddp_regions(rank, start_ns);",
+      "INSERT",
+      true,
+      2};
   return t;
 }
 

@@ -1,0 +1,113 @@
+// DDP's own account as a capture source: the Python start-up hook
+// (injector/ddp/python/) calls these C functions through ctypes, and their
+// events become rows of ddp_info and ddp_regions (profiler/store/rows_ddp.cpp).
+//
+// Nothing here is on a collective's hot path: the hook calls once per DDP
+// forward, comm-hook bucket or torch.distributed call, and once per fact about
+// a DDP instance. Facts are strings of any length (a model's parameter sizes),
+// so their event carries an owned heap copy that the writer thread frees.
+#include <cstdint>
+#include <string>
+
+#include "injector/runtime/capture.h"
+#include "injector/runtime/source.h"
+#include "profiler/core/clock.h"
+
+namespace ddpscope::inject::ddp {
+namespace {
+
+enum Kind : uint8_t { kRegion = 0, kInfo = 1 };
+
+struct RegionEvent {
+  int64_t pg_key, seq_begin, seq_end;
+  uint64_t t_begin, t_end;
+  int32_t instance, bucket;
+  uint32_t flags, tid;
+  uint8_t kind;
+};
+
+struct InfoEvent {
+  std::string* key;
+  std::string* value;
+  uint64_t t;
+  int32_t instance;
+};
+
+void convert(const Event& e, Rows& rows) {
+  if (e.kind == kRegion) {
+    const auto& r = e.as<RegionEvent>();
+    DdpRegionRecord rec;
+    rec.instance = r.instance;
+    rec.kind = DdpRegionKind(r.kind);
+    rec.bucket = r.bucket;
+    rec.pg_key = r.pg_key;
+    rec.seq_begin = r.seq_begin;
+    rec.seq_end = r.seq_end;
+    rec.flags = r.flags;
+    rec.tid = r.tid;
+    rec.start_ns = rows.to_ns(r.t_begin);
+    rec.end_ns = rows.to_ns(r.t_end);
+    rows.add(rec);
+  } else if (e.kind == kInfo) {
+    const auto& r = e.as<InfoEvent>();
+    rows.add(DdpInfoRecord{0, r.instance, std::move(*r.key), std::move(*r.value), rows.to_ns(r.t)});
+    delete r.key;
+    delete r.value;
+  }
+}
+
+SourceId source() {
+  static const SourceId id = register_source({"ddp", convert});
+  return id;
+}
+
+bool valid_kind(int kind) { return kind >= 0 && kind <= int(DdpRegionKind::user); }
+
+}  // namespace
+}  // namespace ddpscope::inject::ddp
+
+using namespace ddpscope::inject;
+
+extern "C" {
+
+// 1 while this process records (the hook installs nothing otherwise).
+__attribute__((visibility("default"))) int ddpscope_py_recording(void) {
+  return g_state.load(std::memory_order_relaxed) <= int(State::running) ? 1 : 0;
+}
+
+// The capture clock's raw ticks, for the hook's region bounds.
+__attribute__((visibility("default"))) uint64_t ddpscope_py_now(void) {
+  return ddpscope::clock::ticks();
+}
+
+__attribute__((visibility("default"))) void ddpscope_py_region(int kind, int instance, int bucket,
+                                                               int64_t pg_key, int64_t seq_begin,
+                                                               int64_t seq_end, uint32_t flags,
+                                                               uint64_t t_begin, uint64_t t_end) {
+  if (!capturing() || !ddp::valid_kind(kind)) return;
+  ReentrancyGuard guard;  // attaching a thread may start the runtime
+  uint32_t tid = thread_id();
+  auto* ev = reserve_event_body<ddp::RegionEvent>(ddp::source(), ddp::kRegion);
+  if (!ev) return;
+  *ev = ddp::RegionEvent{pg_key,   seq_begin, seq_end, t_begin, t_end,
+                         instance, bucket,    flags,   tid,     uint8_t(kind)};
+  publish_event();
+}
+
+__attribute__((visibility("default"))) void ddpscope_py_info(int instance, const char* key,
+                                                             const char* value) {
+  if (!capturing() || !key || !value) return;
+  ReentrancyGuard guard;
+  auto* k = new std::string(key);
+  auto* v = new std::string(value);
+  auto* ev = reserve_event_body<ddp::InfoEvent>(ddp::source(), ddp::kInfo);
+  if (!ev) {  // dropped (counted): nothing will free them but us
+    delete k;
+    delete v;
+    return;
+  }
+  *ev = ddp::InfoEvent{k, v, ddpscope::clock::ticks(), instance};
+  publish_event();
+}
+
+}  // extern "C"

@@ -1,0 +1,71 @@
+"""The user's own collectives and torch's Join context, followed as regions.
+
+A torch.distributed call made outside every DDP region is the user's (a loss
+all-reduce for logging, say); made inside one, it is DDP's and is left to that
+region. Join's own counting of the ranks still training is join control.
+"""
+
+import functools
+import inspect
+
+from ddpscope_ddp import native
+from ddpscope_ddp.native import JOIN_CONTROL, USER, Region
+
+# The public collectives of torch.distributed that take a `group`.
+_COLLECTIVES = (
+    "all_reduce", "all_reduce_coalesced", "broadcast", "reduce", "all_gather",
+    "all_gather_into_tensor", "_all_gather_base", "all_gather_coalesced", "reduce_scatter",
+    "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single",
+    "gather", "scatter", "barrier", "all_gather_object", "broadcast_object_list",
+    "gather_object", "scatter_object_list", "monitored_barrier",
+)
+
+
+def patch_collectives(mod):
+    for name in _COLLECTIVES:
+        fn = getattr(mod, name, None)
+        if callable(fn):
+            setattr(mod, name, _follow_user_call(mod, fn))
+
+
+def _group_locator(fn):
+    """A function (args, kwargs) -> the `group` argument as passed, or None."""
+    try:
+        names = list(inspect.signature(fn).parameters)
+        index = names.index("group")
+    except (TypeError, ValueError):
+        return lambda args, kwargs: kwargs.get("group")
+    return lambda args, kwargs: kwargs.get("group", args[index] if len(args) > index else None)
+
+
+def _follow_user_call(mod, fn):
+    group_of = _group_locator(fn)
+
+    @functools.wraps(fn)
+    def user_call(*args, **kwargs):
+        if native.inside_region() or native.compiling():
+            return fn(*args, **kwargs)
+        group = group_of(args, kwargs)
+        if group is None:
+            try:
+                group = mod._get_default_group()
+            except Exception:
+                return fn(*args, **kwargs)
+        with Region(USER, -1, group):
+            return fn(*args, **kwargs)
+
+    return user_call
+
+
+def patch_join(mod):
+    join = mod.Join
+    exit_ = join.__exit__
+
+    @functools.wraps(exit_)
+    def __exit__(self, *exc):
+        if native.compiling():
+            return exit_(self, *exc)
+        with Region(JOIN_CONTROL, -1, getattr(self, "_process_group", None)):
+            return exit_(self, *exc)
+
+    join.__exit__ = __exit__

@@ -1,0 +1,116 @@
+"""The injector's C entry points (injector/ddp/ddp_source.cpp), and regions.
+
+A region is a stretch of Python that may issue collectives on one process
+group: it records the group's sequence number before and after (torch numbers
+every collective a group issues), its kind, and the DDP instance it belongs
+to. Regions nest per thread; a user region is only opened outside all others,
+so DDP's own calls to torch.distributed stay DDP's.
+"""
+
+import ctypes
+import os
+import sys
+import threading
+
+# DdpRegionKind (profiler/core/records.h)
+INIT, FORWARD, COMM_HOOK, JOIN_SHADOW, JOIN_FINAL, JOIN_CONTROL, USER = range(7)
+# DdpRegionFlag
+SYNC, GRAD_ENABLED, REBUILT, SHADOW = 1, 2, 4, 8
+
+_lib = None
+_local = threading.local()
+_noticed = set()
+
+
+def load():
+    """Binds the preloaded injector; False when there is none or it is off."""
+    global _lib
+    try:
+        lib = ctypes.CDLL(None)
+        lib.ddpscope_py_recording.restype = ctypes.c_int
+        lib.ddpscope_py_now.restype = ctypes.c_uint64
+        lib.ddpscope_py_region.restype = None
+        lib.ddpscope_py_region.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                           ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                                           ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64]
+        lib.ddpscope_py_info.restype = None
+        lib.ddpscope_py_info.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
+    except (OSError, AttributeError):
+        return False
+    if not lib.ddpscope_py_recording():
+        return False
+    _lib = lib
+    return True
+
+
+def notice(text):
+    """One line on stderr per distinct notice, unless DDPSCOPE_QUIET=1."""
+    if text in _noticed or os.environ.get("DDPSCOPE_QUIET") == "1":
+        return
+    _noticed.add(text)
+    sys.stderr.write(f"ddpscope: {text}\n")
+
+
+def info(instance, key, value):
+    if _lib is not None:
+        _lib.ddpscope_py_info(int(instance), str(key).encode(), str(value).encode())
+
+
+def sequence_number(pg):
+    """The group's collective count (torch's desync-debug counter), or -1."""
+    try:
+        return int(pg._get_sequence_number_for_group())
+    except Exception:
+        return -1
+
+
+def _stack():
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def inside_region():
+    return bool(getattr(_local, "stack", None))
+
+
+class Region:
+    """with Region(kind, instance, pg): ...  notes what the block issued on pg."""
+
+    __slots__ = ("kind", "instance", "pg", "bucket", "flags", "seq_begin", "t_begin")
+
+    def __init__(self, kind, instance, pg, bucket=-1, flags=0):
+        self.kind, self.instance, self.pg = kind, instance, pg
+        self.bucket, self.flags = bucket, flags
+
+    def __enter__(self):
+        stack = _stack()
+        if stack and stack[-1].flags & SHADOW:
+            self.flags |= SHADOW
+        stack.append(self)
+        self.seq_begin = sequence_number(self.pg) if self.pg is not None else -1
+        self.t_begin = _lib.ddpscope_py_now() if _lib is not None else 0
+        return self
+
+    def __exit__(self, *exc):
+        # Emitted on errors too: what was issued before one was still issued.
+        seq_end = sequence_number(self.pg) if self.pg is not None else -1
+        stack = _stack()
+        if stack and stack[-1] is self:
+            stack.pop()
+        if _lib is not None:
+            _lib.ddpscope_py_region(self.kind, self.instance, self.bucket,
+                                    id(self.pg) if self.pg is not None else 0,
+                                    self.seq_begin if seq_end >= 0 else -1, seq_end,
+                                    self.flags, self.t_begin, _lib.ddpscope_py_now())
+        return False
+
+
+def compiling():
+    """True while torch.compile traces: wrappers then stay out of the graph."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch.compiler.is_compiling())
+    except Exception:
+        return False
