@@ -27,6 +27,9 @@ void print_iterations(const analysis::RunAnalysis& run, std::ostream& out) {
   }
   line(out, "iterations  %d per rank (%d warm-up), median %.2f ms, p95 %.2f ms", it.count,
        it.warmup, it.median_ms, it.p95_ms);
+  if (it.shadow > 0)
+    line(out, "            + %d join() shadow steps per rank (ranks out of data), not counted",
+         it.shadow);
   double pct = it.median_ms > 0 ? 100 * it.exposed_median_ms / it.median_ms : 0;
   line(out,
        "comm        %.2f ms per iteration (busy %.2f ms), exposed %.2f ms = %.0f%% of the "
@@ -35,14 +38,39 @@ void print_iterations(const analysis::RunAnalysis& run, std::ostream& out) {
   out << "\n";
 }
 
+// Where the buckets come from: DDP's own account, or the all-reduce pattern.
+void print_ddp(const analysis::RunAnalysis& run, std::ostream& out) {
+  for (const auto& d : run.ddp) {
+    std::string config;
+    if (d.bucket_cap_bytes) config += ", cap " + human_bytes(double(d.bucket_cap_bytes));
+    if (d.find_unused_parameters) config += ", find_unused_parameters";
+    if (d.static_graph) config += ", static_graph";
+    if (d.gradient_as_bucket_view) config += ", gradient_as_bucket_view";
+    if (!d.comm_hook.empty()) config += ", comm hook " + d.comm_hook;
+    line(out, "DDP %d %s: %zu buckets%s [buckets from %s]", d.instance, d.module.c_str(),
+         d.bucket_bytes.size(), config.c_str(),
+         d.buckets_from == "ddp" ? "DDP's own account" : "the all-reduce pattern");
+  }
+  std::string roles;
+  for (const auto& r : run.roles)
+    roles += std::string(roles.empty() ? "" : ", ") + analysis::name_of(r.role) + " " +
+             std::to_string(r.calls);
+  if (!roles.empty()) line(out, "collectives by role: %s", roles.c_str());
+  if (!run.ddp.empty() || !roles.empty()) out << "\n";
+}
+
 void print_buckets(const analysis::RunAnalysis& run, std::ostream& out) {
   if (run.buckets.empty()) return;
+  bool several = run.ddp.size() > 1;
   line(out, "%-7s %12s %7s %11s %10s %11s %10s %11s %10s", "bucket", "bytes", "calls", "median us",
        "p95 us", "busbw GB/s", "overlap %", "exposed us", "gap us");
-  for (const auto& b : run.buckets)
-    line(out, "%-7d %12s %7llu %11.1f %10.1f %11.3f %10.1f %11.1f %10.1f", b.index,
+  for (const auto& b : run.buckets) {
+    std::string name = several ? std::to_string(b.instance) + "." + std::to_string(b.index)
+                               : std::to_string(b.index);
+    line(out, "%-7s %12s %7llu %11.1f %10.1f %11.3f %10.1f %11.1f %10.1f", name.c_str(),
          human_bytes(double(b.bytes)).c_str(), (unsigned long long)b.calls, b.median_us, b.p95_us,
          b.busbw_gbps, b.overlap_pct, b.exposed_us, b.launch_gap_us);
+  }
   out << "\n";
 }
 
@@ -72,6 +100,7 @@ void print_recommendations(const analysis::RunAnalysis& run, std::ostream& out) 
 
 void print_analysis(const analysis::RunAnalysis& run, std::ostream& out) {
   print_iterations(run, out);
+  print_ddp(run, out);
   print_buckets(run, out);
   print_ranks(run, out);
   print_recommendations(run, out);

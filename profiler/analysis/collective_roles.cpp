@@ -1,6 +1,7 @@
 // classify_rank and split_by_backward (ddp_account.h): who issued each
 // collective, from DDP's own account.
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 
 #include "profiler/analysis/ddp_account.h"
@@ -254,6 +255,29 @@ void Walk::group(int64_t pg_key, const GroupTie& tie) {
     if (g.warmup && !(passes_.count(g.instance) && passes_[g.instance].rebuilt)) g.warmup = false;
 }
 
+// The instance whose backward passes are the rank's iterations: the one
+// reduced least often, then the one with the most bucket bytes. One model:
+// that model. A GAN: the generator (its discriminator is reduced in both of
+// the iteration's steps).
+int primary_instance(const std::vector<Call>& calls, const RankAccount& acc) {
+  std::map<int, std::set<uint32_t>> passes;
+  std::map<int, uint64_t> bytes;
+  for (const auto& c : calls) {
+    if (c.role != CollectiveRole::ddp_bucket || c.instance < 0) continue;
+    auto g = acc.groups.find(c.group);
+    if (g != acc.groups.end() && g->second.shadow) continue;
+    passes[c.instance].insert(c.group);
+    bytes[c.instance] += c.bytes;
+  }
+  int best = -1;
+  for (const auto& [instance, p] : passes) {
+    if (best < 0 || p.size() < passes[best].size() ||
+        (p.size() == passes[best].size() && bytes[instance] > bytes[best]))
+      best = instance;
+  }
+  return best;
+}
+
 }  // namespace
 
 RankAccount classify_rank(std::vector<Call>& calls, const std::vector<DdpRegionRecord>& regions,
@@ -264,19 +288,12 @@ RankAccount classify_rank(std::vector<Call>& calls, const std::vector<DdpRegionR
   auto ties = tie_groups(calls, regions);
   Walk walk(calls, regions, acc);
   for (const auto& [pg_key, tie] : ties) walk.group(pg_key, tie);
-  std::map<int, uint64_t> bucket_bytes;
   for (auto& [instance, f] : acc.instances) {
     if (!ties.count(f.pg_key)) continue;
     f.summary.buckets_from = "ddp";
     acc.classified.push_back(instance);
-    bucket_bytes[instance] = 0;
   }
-  for (const auto& c : calls)
-    if (c.role == CollectiveRole::ddp_bucket && bucket_bytes.count(c.instance))
-      bucket_bytes[c.instance] += c.bytes;
-  uint64_t most = 0;
-  for (auto [instance, bytes] : bucket_bytes)
-    if (acc.primary < 0 || bytes > most) acc.primary = instance, most = bytes;
+  acc.primary = primary_instance(calls, acc);
   return acc;
 }
 

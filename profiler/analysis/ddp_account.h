@@ -49,7 +49,7 @@ struct BackwardGroup {
 struct RankAccount {
   std::map<int, DdpFacts> instances;
   std::map<uint32_t, BackwardGroup> groups;  // by Call::group
-  int primary = -1;             // the instance with the most bucket bytes; -1: none classified
+  int primary = -1;  // whose backward passes are the iterations (primary_instance); -1: none
   std::vector<int> classified;  // instances whose collectives were classified from the account
 };
 

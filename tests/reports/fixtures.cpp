@@ -148,6 +148,18 @@ RunAnalysis sample_analysis() {
   a.recommendations = {{"bucket_cap_mb", "100", kAwkwardReason}, {"rank 1", "", "late"}};
   a.timeline = {{0, 3, "comm", "bucket 0", 1.5, 2.75}};
   a.lateness = {{0.0, 0.5}, {1.25, NAN}};
+  DdpInstanceSummary d;
+  d.buckets_from = "ddp";
+  d.module = "Net";
+  d.bucket_cap_bytes = 26214400;
+  d.first_bucket_bytes = 1048576;
+  d.comm_hook = "fp16_compress_hook";
+  d.bucket_bytes = {26214400, 1048576};
+  d.parameters = 4;
+  d.parameter_bytes = 27262976;
+  a.ddp = {d};
+  a.roles = {{CollectiveRole::ddp_bucket, 32, 436207616, 41.5},
+             {CollectiveRole::user, 10, 40, 0.25}};
   return a;
 }
 

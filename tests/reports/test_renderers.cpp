@@ -132,7 +132,8 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
 
   for (const char* key :
        {"world_size", "backend", "timing", "ranks_recorded", "command", "iterations", "buckets",
-        "collectives", "ops", "ranks", "recommendations", "iteration_list", "lateness"})
+        "collectives", "ops", "ranks", "recommendations", "iteration_list", "lateness", "ddp",
+        "roles"})
     CHECK(j.contains(key));
   CHECK(j["world_size"] == 2);
   CHECK(j["backend"] == "nccl");
@@ -141,6 +142,7 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
   CHECK(j["command"] == "python train.py --tag \"a,b\"");
   CHECK(j["iterations"] == Json{{"count", 10},
                                 {"warmup", 2},
+                                {"shadow", 0},
                                 {"median_ms", 101.5},
                                 {"p95_ms", 120.25},
                                 {"mean_ms", 103.0},
@@ -148,8 +150,25 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
                                 {"exposed_median_ms", 12.75},
                                 {"busy_median_ms", 38.0}});
 
+  CHECK(j["ddp"][0] == Json{{"instance", 0},
+                            {"buckets_from", "ddp"},
+                            {"module", "Net"},
+                            {"bucket_cap_bytes", 26214400},
+                            {"first_bucket_bytes", 1048576},
+                            {"explicit_cap_sets_first_bucket", false},
+                            {"find_unused_parameters", false},
+                            {"static_graph", false},
+                            {"gradient_as_bucket_view", false},
+                            {"comm_hook", "fp16_compress_hook"},
+                            {"rebuilt", false},
+                            {"bucket_bytes", {26214400, 1048576}},
+                            {"parameters", 4},
+                            {"parameter_bytes", 27262976}});
+  CHECK(j["roles"][1] == Json{{"role", "user"}, {"calls", 10}, {"bytes", 40}, {"total_ms", 0.25}});
+
   REQUIRE(j["buckets"].size() == 2);
-  CHECK(j["buckets"][0] == Json{{"index", 0},
+  CHECK(j["buckets"][0] == Json{{"instance", 0},
+                                {"index", 0},
                                 {"bytes", 26214400},
                                 {"calls", 16},
                                 {"median_us", 2500.5},
@@ -191,12 +210,15 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
                               {"iter_ms_median", 101.0},
                               {"comm_ms_median", 41.0},
                               {"collectives", 16},
-                              {"dropped_events", 7}});
+                              {"dropped_events", 7},
+                              {"iterations", 0},
+                              {"shadow_iterations", 0}});
   CHECK(j["recommendations"][0] ==
         Json{{"setting", "bucket_cap_mb"}, {"value", "100"}, {"reason", kAwkwardReason}});
   CHECK(j["iteration_list"][1] == Json{{"rank", 1},
                                        {"index", 3},
                                        {"warmup", false},
+                                       {"shadow", false},
                                        {"start_ns", 1'700'000'000'123'456'789},
                                        {"end_ns", 1'700'000'000'223'456'789},
                                        {"iter_ms", 100.0},

@@ -22,7 +22,13 @@ _count = [0]
 def patch(mod):
     ddp = mod.DistributedDataParallel
     ddp.__init__ = _follow_init(ddp.__init__)
-    ddp.forward = _follow_forward(ddp.forward)
+    if hasattr(ddp, "_pre_forward") and hasattr(ddp, "_post_forward"):
+        # torch 2.x: forward itself stays DDP's own, so torch.compile sees the
+        # module it would see without us (it looks at forward's origin).
+        ddp._pre_forward = _follow_pre_forward(ddp._pre_forward)
+        ddp._post_forward = _follow_post_forward(ddp._post_forward)
+    else:
+        ddp.forward = _follow_forward(ddp.forward)
     ddp.register_comm_hook = _follow_register_comm_hook(ddp.register_comm_hook)
     ddp._register_builtin_comm_hook = _follow_builtin_hook(ddp._register_builtin_comm_hook)
     join_hook = getattr(mod, "_DDPJoinHook", None)
@@ -65,28 +71,64 @@ def _follow_init(init):
     return __init__
 
 
+def _forward_region(ddp, instance, fn, *args, **kwargs):
+    """Runs DDP's forward (or its pre-forward part) inside a region that says
+    whether it is a training forward and whether DDP rebuilt its buckets."""
+    import torch
+
+    flags = GRAD_ENABLED if torch.is_grad_enabled() else 0
+    if getattr(ddp, "require_backward_grad_sync", True):
+        flags |= SYNC
+    rebuilt_before = getattr(ddp, "_has_rebuilt_buckets", False)
+    region = Region(FORWARD, instance, ddp.process_group, flags=flags)
+    with region:
+        result = fn(ddp, *args, **kwargs)
+        if getattr(ddp, "_has_rebuilt_buckets", False) and not rebuilt_before:
+            region.flags |= REBUILT
+    return result
+
+
 def _follow_forward(forward):
+    """torch 1.x: DDP's forward is one function."""
+
     @functools.wraps(forward)
     def forward_followed(self, *inputs, **kwargs):
         instance = _instances.get(self)
         if instance is None or native.compiling():
             return forward(self, *inputs, **kwargs)
-        import torch
-
-        flags = GRAD_ENABLED if torch.is_grad_enabled() else 0
-        if getattr(self, "require_backward_grad_sync", True):
-            flags |= SYNC
-        rebuilt_before = getattr(self, "_has_rebuilt_buckets", False)
-        region = Region(FORWARD, instance, self.process_group, flags=flags)
-        with region:
-            result = forward(self, *inputs, **kwargs)
-            if getattr(self, "_has_rebuilt_buckets", False) and not rebuilt_before:
-                region.flags |= REBUILT
-        if rebuilt_before and self not in _rebuilt_noted:
-            _note_rebuilt_layout(self, instance)
+        result = _forward_region(self, instance, forward, *inputs, **kwargs)
+        _note_rebuilt_layout_once(self, instance)
         return result
 
     return forward_followed
+
+
+def _follow_pre_forward(pre_forward):
+    """torch 2.x: join notices, bucket rebuild, buffer broadcast; the module's
+    own forward (SyncBatchNorm's collectives, say) runs outside the region."""
+
+    @functools.wraps(pre_forward)
+    def pre_forward_followed(self, *inputs, **kwargs):
+        instance = _instances.get(self)
+        if instance is None or native.compiling():
+            return pre_forward(self, *inputs, **kwargs)
+        return _forward_region(self, instance, pre_forward, *inputs, **kwargs)
+
+    return pre_forward_followed
+
+
+def _follow_post_forward(post_forward):
+    @functools.wraps(post_forward)
+    def post_forward_followed(self, output):
+        instance = _instances.get(self)
+        if instance is None or native.compiling():
+            return post_forward(self, output)
+        with Region(FORWARD, instance, self.process_group):  # buffers after forward
+            result = post_forward(self, output)
+        _note_rebuilt_layout_once(self, instance)
+        return result
+
+    return post_forward_followed
 
 
 def _follow_register_comm_hook(register):
@@ -219,9 +261,11 @@ def _note_configuration(ddp, instance):
         native.info(instance, key, value)
 
 
-def _note_rebuilt_layout(ddp, instance):
+def _note_rebuilt_layout_once(ddp, instance):
     """DDP fills rebuilt_bucket_sizes in its logging data only at the sync
     forward after the rebuild: looked for once per forward until found."""
+    if ddp in _rebuilt_noted or not getattr(ddp, "_has_rebuilt_buckets", False):
+        return
     data = _logging_data(ddp)
     sizes = _sizes(data.get("rebuilt_bucket_sizes"))
     if not sizes:
