@@ -230,7 +230,7 @@ TEST_CASE("a malformed account is bad input naming the file and the key") {
                             "is not a permutation of the 6 parameters"));
 }
 
-TEST_CASE("--first-bucket-mb is refused where the recorded DDP sizes its first bucket by the cap") {
+TEST_CASE("a first bucket of its own is refused where the recorded DDP sizes it by the cap") {
   SweepSpec s;
   s.first_bucket_mb = 2;
   const Workload torch2 =
