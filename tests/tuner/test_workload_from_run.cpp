@@ -243,3 +243,11 @@ TEST_CASE("a first bucket of its own is refused where the recorded DDP sizes it 
   s.first_bucket_mb = 1;
   CHECK_NOTHROW(check_sweep_workload(s, torch2));
 }
+
+TEST_CASE("a recorded layout ddpscope's bucketing cannot reproduce is said in the source") {
+  Keys k = torch2_account();
+  k["bucket_cap_bytes"] = k["first_bucket_bytes"] = "20000000";  // would give one bucket
+  const Workload w = workload_from_run(write_run("mismatch", {10400000, 4160000}, {{0, 0, k}}));
+  REQUIRE(w.ddp);
+  CHECK(w.source.find("does not reproduce DDP's recorded buckets") != std::string::npos);
+}
