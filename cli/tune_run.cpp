@@ -98,6 +98,7 @@ int run(const TuneArgs& a) {
   const bool launched = !a.worker && rank_env::under_launcher();
   tuner::resolve_topology(s, a.nproc_given, a.dry_run, launched);
   const auto w = tuner::load_workload(a.workload);
+  tuner::check_sweep_workload(s, w);
   if (a.dry_run) {
     write_json(a.json, tuner::report::plans_json(s, w));
     return 0;

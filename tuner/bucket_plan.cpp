@@ -1,8 +1,10 @@
 // DDP's bucket assignment: torch's compute_bucket_assignment_by_size
 // (torch/csrc/distributed/c10d/reducer.cpp), as DDP's rebuild_buckets() calls it
 // after the first iteration: tensors in gradient-ready order, bucket limits
-// [first_bucket_bytes, cap_bytes], tensor_indices = the ready order (so no sort).
-// tests/tuner/test_bucketizer_vs_torch.py checks it against torch itself.
+// [first_bucket_bytes, cap_bytes], tensor_indices = the ready order (so no sort);
+// or, for a DDP that never rebuilds, as its constructor calls it (module order,
+// sorted, reversed). tests/tuner/test_bucketizer_vs_torch.py checks both
+// against torch itself.
 #include "tuner/bucket_plan.h"
 
 #include <algorithm>
@@ -88,19 +90,14 @@ struct OpenBucket {
   bool seen = false;
 };
 
-}  // namespace
-
-BucketPlan plan_buckets(const Workload& w, double bucket_mb, double first_bucket_mb) {
-  validate(w, "workload '" + w.name + "'");
-  const std::array<uint64_t, 2> limits = {mib_to_bytes(first_bucket_mb, "first_bucket_mb"),
-                                          mib_to_bytes(bucket_mb, "bucket_mb")};
-  BucketPlan plan;
-  plan.bucket_mb = bucket_mb;
-  plan.first_bucket_mb = first_bucket_mb;
-
+// torch's compute_bucket_assignment_by_size over tensors in `order`: the
+// buckets in the order they closed, then the leftovers in hash-map order.
+std::vector<Bucket> assign_by_size(const Workload& w, const std::vector<size_t>& order,
+                                   const std::array<uint64_t, 2>& limits) {
+  std::vector<Bucket> buckets;
   std::array<OpenBucket, size_t(Dtype::kCount)> open;
   std::vector<Dtype> first_seen;
-  for (size_t index : w.ready_order) {
+  for (size_t index : order) {
     const Param& p = w.params[index];
     OpenBucket& o = open[size_t(p.dtype)];
     if (!o.seen) {
@@ -112,7 +109,7 @@ BucketPlan plan_buckets(const Workload& w, double bucket_mb, double first_bucket
     o.bucket.bytes += p.bytes();
     // Closed once it reaches the limit, so a bucket overshoots by its last tensor.
     if (o.bucket.bytes >= limits[o.limit]) {
-      plan.buckets.push_back(std::move(o.bucket));
+      buckets.push_back(std::move(o.bucket));
       o.bucket = Bucket{};
       o.bucket.dtype = p.dtype;
       o.limit = limits.size() - 1;
@@ -121,8 +118,41 @@ BucketPlan plan_buckets(const Workload& w, double bucket_mb, double first_bucket
   // What is left, in the order torch's hash map iterates its per-dtype buckets.
   for (Dtype dtype : unordered_map_order(first_seen)) {
     Bucket& rest = open[size_t(dtype)].bucket;
-    if (!rest.params.empty()) plan.buckets.push_back(std::move(rest));
+    if (!rest.params.empty()) buckets.push_back(std::move(rest));
   }
+  return buckets;
+}
+
+// DDP's constructor: parameters in module order, no tensor_indices, so torch
+// sorts the buckets by their lowest parameter index; DDP then reverses the
+// list, approximating the order gradients become ready (the last layer's first).
+std::vector<Bucket> constructor_layout(const Workload& w, const std::array<uint64_t, 2>& limits) {
+  std::vector<size_t> module_order(w.params.size());
+  for (size_t i = 0; i < module_order.size(); ++i) module_order[i] = i;
+  auto buckets = assign_by_size(w, module_order, limits);
+  // Filled in ascending order, so a bucket's first index is its lowest.
+  std::sort(buckets.begin(), buckets.end(),
+            [](const Bucket& a, const Bucket& b) { return a.params.front() < b.params.front(); });
+  std::reverse(buckets.begin(), buckets.end());
+  return buckets;
+}
+
+}  // namespace
+
+double first_bucket_mb_for(const Workload& w, double bucket_mb, double first_bucket_mb) {
+  return w.ddp && w.ddp->first_bucket_follows_cap ? bucket_mb : first_bucket_mb;
+}
+
+BucketPlan plan_buckets(const Workload& w, double bucket_mb, double first_bucket_mb) {
+  validate(w, "workload '" + w.name + "'");
+  BucketPlan plan;
+  plan.bucket_mb = bucket_mb;
+  plan.first_bucket_mb = first_bucket_mb_for(w, bucket_mb, first_bucket_mb);
+  const std::array<uint64_t, 2> limits = {mib_to_bytes(plan.first_bucket_mb, "first_bucket_mb"),
+                                          mib_to_bytes(bucket_mb, "bucket_mb")};
+  // DDP's rebuild_buckets() assigns in gradient-ready order and keeps that order.
+  plan.buckets = w.ddp && !w.ddp->rebuilds ? constructor_layout(w, limits)
+                                           : assign_by_size(w, w.ready_order, limits);
   return plan;
 }
 

@@ -3,6 +3,9 @@
 // limit is first_bucket_bytes, later ones cap_bytes), so it may overshoot by
 // one tensor; parameters are never split. The bucket order is the order DDP
 // reduces them in (the order torch's _compute_bucket_assignment_by_size returns).
+// A workload recorded from DDP's own account (Workload::ddp) is planned as that
+// DDP would lay it out if the job passed bucket_cap_mb=bucket_mb: its torch's
+// first-bucket rule, and its constructor's layout where it never rebuilds.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +27,13 @@ struct BucketPlan {
   std::vector<Bucket> buckets;  // DDP reduction order
 };
 
-// bucket_mb and first_bucket_mb in MiB (as DDP's bucket_cap_mb: MB = 2^20 bytes).
+// The first bucket's limit DDP uses for `w` at bucket_mb: bucket_mb itself
+// where w's torch caps the first bucket with an explicit bucket_cap_mb
+// (DdpBucketing::first_bucket_follows_cap), else first_bucket_mb.
+double first_bucket_mb_for(const Workload& w, double bucket_mb, double first_bucket_mb);
+
+// bucket_mb and first_bucket_mb in MiB (as DDP's bucket_cap_mb: MB = 2^20
+// bytes); the plan's first_bucket_mb is the limit used (first_bucket_mb_for).
 BucketPlan plan_buckets(const Workload& w, double bucket_mb, double first_bucket_mb = 1.0);
 
 // When each bucket's all-reduce goes in DDP's backward, shared by the replay

@@ -60,4 +60,11 @@ void check_sweep(const SweepSpec& s) {
   if (!(s.first_bucket_mb > 0)) throw SweepInputError("--first-bucket-mb must be positive");
 }
 
+void check_sweep_workload(const SweepSpec& s, const Workload& w) {
+  if (w.ddp && w.ddp->first_bucket_follows_cap && s.first_bucket_mb != 1)
+    throw SweepInputError("--first-bucket-mb: the recorded DDP (torch " + w.ddp->torch_version +
+                          ") sizes its first bucket by bucket_cap_mb, so the tuner does too; "
+                          "leave --first-bucket-mb out");
+}
+
 }  // namespace ddpscope::tuner

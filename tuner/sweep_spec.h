@@ -50,5 +50,8 @@ Workload load_workload(const std::string& spec);
 
 // SweepInputError for iterations, ranks or a first bucket that cannot run.
 void check_sweep(const SweepSpec& s);
+// SweepInputError for a --first-bucket-mb the workload's DDP cannot have: on a
+// torch whose first bucket follows an explicit bucket_cap_mb (Workload::ddp).
+void check_sweep_workload(const SweepSpec& s, const Workload& w);
 
 }  // namespace ddpscope::tuner

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,12 +22,31 @@ struct Param {
   uint64_t bytes() const { return numel * dtype_bytes(dtype); }
 };
 
+// How DDP itself lays out buckets for a workload recorded from a real DDP
+// instance (workload_from_run with DDP's own account), so that re-bucketing
+// at another cap gives what DDP builds when the job passes bucket_cap_mb at
+// that cap. Presets and JSON files have none: they plan as asked.
+struct DdpBucketing {
+  std::string torch_version;
+  // torch 2.x: an explicitly given bucket_cap_mb caps the first bucket too
+  // (_BucketCapacityConfig); torch 1.13: the first bucket is always
+  // dist._DEFAULT_FIRST_BUCKET_BYTES, the sweep's first_bucket_mb.
+  bool first_bucket_follows_cap = false;
+  // false: DDP keeps its constructor's layout (find_unused_parameters without
+  // static_graph never rebuilds): filled in parameter order, then reversed.
+  bool rebuilds = true;
+};
+
 struct Workload {
   std::string name;
   std::vector<Param> params;  // model.parameters() order
   double forward_us = 0;
   double optimizer_us = 0;
   std::vector<size_t> ready_order;  // indices into params; default: reverse order
+  std::optional<DdpBucketing> ddp;  // set only from DDP's own account of a recorded run
+  // Where the layout came from, for the user: "" for presets and files; a
+  // recording says whether DDP's own account or the all-reduce pattern.
+  std::string source;
   uint64_t total_bytes() const;
   double backward_us() const;
 };

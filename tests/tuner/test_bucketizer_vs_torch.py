@@ -4,7 +4,10 @@ For random workloads (fixed seed), plan_buckets_tool's buckets must equal what
 DDP's rebuild_buckets() gets from torch: the tensors in ready order,
 tensor_indices = the ready order (torch returns those indices, not list
 positions), limits [first_bucket_bytes, cap_bytes] with DDP's
-int(mb * 1024 * 1024). Order included. Run by each torch Python of
+int(mb * 1024 * 1024). Order included. In `constructor` mode they must equal
+the layout DDP's constructor keeps when it never rebuilds
+(find_unused_parameters): the tensors in module order without tensor_indices
+(torch sorts the buckets by their lowest index), the list then reversed. Run by each torch Python of
 tests/torch_pythons.cmake (the PyPI wheel, Debian's python3-torch);
 PLAN_BUCKETS_TOOL names the tool.
 """
@@ -40,7 +43,14 @@ def torch_plan(params, ready_order, cap_mb, first_mb, device):
     return [list(b) for b in buckets]
 
 
-def tool_plan(directory, params, ready_order, cap_mb, first_mb):
+def torch_constructor_plan(params, cap_mb, first_mb, device):
+    tensors = [torch.empty(n, dtype=getattr(torch, d), device=device) for n, d in params]
+    limits = [mib_to_bytes(first_mb), mib_to_bytes(cap_mb)]
+    buckets, _ = dist._compute_bucket_assignment_by_size(tensors, limits, [False] * len(tensors))
+    return [list(b) for b in reversed(buckets)]  # DDP reverses them
+
+
+def tool_plan(directory, params, ready_order, cap_mb, first_mb, mode=None):
     workload = {
         "name": "random", "forward_us": 1000.0, "optimizer_us": 100.0,
         "params": [{"name": "p%d" % i, "numel": n, "dtype": d, "backward_us": 1.0}
@@ -51,7 +61,7 @@ def tool_plan(directory, params, ready_order, cap_mb, first_mb):
     with open(path, "w") as f:
         json.dump(workload, f)
     # repr() round-trips: the tool's std::stod reads the same double.
-    out = subprocess.run([TOOL, path, repr(cap_mb), repr(first_mb)],
+    out = subprocess.run([TOOL, path, repr(cap_mb), repr(first_mb)] + ([mode] if mode else []),
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)["buckets"]
 
@@ -126,6 +136,15 @@ class BucketizerVsTorch(unittest.TestCase):
     def test_random_float_workloads(self):
         # Up to 50M elements, so meta tensors; the four dtypes gradients have.
         self.run_random(5489, 250, FLOATS, 50_000_000, "meta")
+
+    def test_random_constructor_layouts(self):
+        rng = random.Random(2718)
+        for _ in range(150):
+            params, ready_order, cap_mb, first_mb, _ = random_case(rng, FLOATS, 50_000_000)
+            expected = torch_constructor_plan(params, cap_mb, first_mb, "meta")
+            got = tool_plan(self.dir.name, params, ready_order, cap_mb, first_mb, "constructor")
+            self.assertEqual(got, expected, "params=%r cap_mb=%r first_mb=%r" %
+                             (params, cap_mb, first_mb))
 
     def test_random_workloads_of_every_dtype_on_cpu(self):
         # The CPU device hash is the one ddpscope models; real storage, so smaller tensors.

@@ -39,13 +39,15 @@ json tune_json(const SweepSpec& s, const Workload& w, const std::vector<SettingR
                     {"iter_ms_p75", r.iter_ms_p75},
                     {"comm_ms_median", r.comm_ms_median},
                     {"exposed_ms_median", r.exposed_ms_median}});
-  return {{"workload", w.name},
-          {"workload_bytes", w.total_bytes()},
-          {"params", w.params.size()},
-          {"warmup", s.replay.warmup},
-          {"iters", s.replay.iters},
-          {"results", rows},
-          {"recommendation", recommendation_json(rec)}};
+  json out = {{"workload", w.name},
+              {"workload_bytes", w.total_bytes()},
+              {"params", w.params.size()},
+              {"warmup", s.replay.warmup},
+              {"iters", s.replay.iters},
+              {"results", rows},
+              {"recommendation", recommendation_json(rec)}};
+  if (!w.source.empty()) out["workload_source"] = w.source;
+  return out;
 }
 
 json plans_json(const SweepSpec& s, const Workload& w) {
@@ -55,10 +57,13 @@ json plans_json(const SweepSpec& s, const Workload& w) {
     json buckets = json::array();
     for (const auto& b : plan.buckets)
       buckets.push_back({{"bytes", b.bytes}, {"params", b.params}});
+    // The limit the plan used: the cap itself where the workload's DDP says so.
     plans.push_back(
-        {{"bucket_mb", mb}, {"first_bucket_mb", s.first_bucket_mb}, {"buckets", buckets}});
+        {{"bucket_mb", mb}, {"first_bucket_mb", plan.first_bucket_mb}, {"buckets", buckets}});
   }
-  return {{"workload", w.name}, {"plans", plans}};
+  json out = {{"workload", w.name}, {"plans", plans}};
+  if (!w.source.empty()) out["workload_source"] = w.source;
+  return out;
 }
 
 }  // namespace ddpscope::tuner::report

@@ -8,6 +8,7 @@ namespace ddpscope::tuner::report {
 void print_workload(const Workload& w, std::ostream& out) {
   out << "workload " << w.name << ": " << w.params.size() << " gradients, "
       << double(w.total_bytes()) / (1 << 20) << " MiB\n";
+  if (!w.source.empty()) out << "  buckets from " << w.source << "\n";
 }
 
 void print_tune_table(const std::vector<SettingResult>& results, std::ostream& out) {
