@@ -10,9 +10,21 @@ the last step every rank writes DIR/truth-<rank>.json: what the loop itself
 counted (optimizer steps, forward passes) and what each DDP instance says of
 itself (`_get_ddp_logging_data()`: bucket sizes before and after DDP rebuilt
 its buckets, cap, flags, comm hook), which the tests compare with the report.
-Nothing in it is inferred from the communication. --params-out DIR writes a
-digest of the trained parameters per rank (as examples/ddp_train.py does), so
-that a test can check the job computes the same bits with and without ddpscope.
+Nothing in it is inferred from the communication:
+
+  optimizer_steps, micro_batches   the primary (first) model's step() calls and forwards
+  expected_shadow_steps            join_uneven: steps DDP's join hook shadowed here, else 0
+  user_collectives                 {calls, bytes} of the loop's own torch.distributed calls
+  instances[]                      per DDP instance in creation order: bucket_sizes,
+                                   rebuilt_bucket_sizes ([] if DDP never rebuilt),
+                                   bucket_cap_bytes, flags, comm_hook (null: none),
+                                   num_parameter_tensors, sync_backwards (backwards after
+                                   a synchronising forward, counted by the loop)
+
+On torch 1.x the compile loop writes only {"skipped": reason} and exits 0.
+--params-out DIR writes a digest of the trained parameters per rank (as
+examples/ddp_train.py does), so that a test can check the job computes the same
+bits with and without ddpscope.
 """
 import argparse
 import contextlib
