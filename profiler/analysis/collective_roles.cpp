@@ -128,13 +128,17 @@ size_t Walk::layout_size(int instance, const Pass& p) const {
 }
 
 // A training forward (autograd on, not inside no_sync()) opens a backward
-// pass: the reducer's all-reduces follow it.
+// pass: the reducer's all-reduces follow it. DDP rebuilds its buckets in the
+// first forward with autograd on after a synchronised backward, which may be
+// a no_sync() micro-batch: any forward may say so.
 void Walk::open_passes(int64_t upto, const std::vector<size_t>& forwards, size_t& next) {
+  const uint32_t training = kRegionSync | kRegionGradEnabled;
   for (; next < forwards.size() && regions_[forwards[next]].seq_end <= upto; ++next) {
     const auto& f = regions_[forwards[next]];
     if (!acc_.instances.count(f.instance)) continue;
     Pass& p = passes_[f.instance];
     if (f.flags & kRegionRebuilt) p.rebuilt = true;
+    if ((f.flags & training) != training) continue;
     if (p.rebuilt && !p.learned.empty()) p.learned_complete = true;
     bool rebuilds_later = !p.rebuilt;  // settled once the walk is over (see group())
     p.open = true;
@@ -201,16 +205,20 @@ void Walk::from_region(Call& c, const DdpRegionRecord& r, size_t region) {
 
 // Not issued from any region: the reducer's, in backward. The latest open
 // pass whose next bucket has this size takes it; else the used-parameter map
-// (one int32 per parameter) of an instance that looks for unused parameters.
+// (one int32 per parameter, all-reduced once the buckets are) of the latest
+// instance that looks for unused parameters.
 void Walk::from_reducer(Call& c, int64_t pg_key) {
-  std::vector<std::pair<int64_t, int>> open;
-  for (auto& [instance, p] : passes_)
-    if (p.open && acc_.instances.at(instance).pg_key == pg_key)
-      open.push_back({p.opened_at, instance});
+  std::vector<std::pair<int64_t, int>> open, any;
+  for (auto& [instance, p] : passes_) {
+    if (acc_.instances.at(instance).pg_key != pg_key || p.opened_at < 0) continue;
+    any.push_back({p.opened_at, instance});
+    if (p.open) open.push_back({p.opened_at, instance});
+  }
   std::sort(open.rbegin(), open.rend());
+  std::sort(any.rbegin(), any.rend());
   for (auto [at, instance] : open)
     if (take_bucket(c, instance, passes_[instance], false)) return;
-  for (auto [at, instance] : open) {
+  for (auto [at, instance] : any) {
     const auto& s = acc_.instances.at(instance).summary;
     if ((s.find_unused_parameters || s.static_graph) && c.bytes == 4 * uint64_t(s.parameters)) {
       c.role = CollectiveRole::ddp_control;
@@ -231,9 +239,7 @@ void Walk::group(int64_t pg_key, const GroupTie& tie) {
   std::vector<size_t> forwards;
   for (size_t i = 0; i < regions_.size(); ++i) {
     const auto& r = regions_[i];
-    const uint32_t training = kRegionSync | kRegionGradEnabled;
-    if (r.pg_key == pg_key && r.kind == DdpRegionKind::forward && r.seq_end >= 0 &&
-        (r.flags & training) == training)
+    if (r.pg_key == pg_key && r.kind == DdpRegionKind::forward && r.seq_end >= 0)
       forwards.push_back(i);
   }
   std::stable_sort(forwards.begin(), forwards.end(),

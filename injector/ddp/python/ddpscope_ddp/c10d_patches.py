@@ -43,7 +43,7 @@ def _follow_user_call(mod, fn):
 
     @functools.wraps(fn)
     def user_call(*args, **kwargs):
-        if native.inside_region() or native.compiling():
+        if native.compiling() or native.inside_region():
             return fn(*args, **kwargs)
         group = group_of(args, kwargs)
         if group is None:

@@ -8,6 +8,7 @@ nothing is stored on the user's module.
 
 import functools
 import inspect
+import sys
 import weakref
 
 from ddpscope_ddp import native
@@ -66,26 +67,80 @@ def _follow_init(init):
                 region.pg, region.seq_begin = getattr(self, "process_group", None), -1
         _instances[self] = instance
         _note_configuration(self, instance)
+        _keep_regions_eager(type(self))
         return None
 
     return __init__
 
 
-def _forward_region(ddp, instance, fn, *args, **kwargs):
-    """Runs DDP's forward (or its pre-forward part) inside a region that says
-    whether it is a training forward and whether DDP rebuilt its buckets."""
+def _keep_regions_eager(cls):
+    """torch.compile traces DDP's forward, and our pre/post-forward wrappers
+    with it (where they stand aside). So the wrappers are marked not to be
+    traced themselves (what they call, DDP's own code, is compiled as before)
+    and the helpers that note the region never to be traced at all: dynamo
+    must not see our code, which it cannot trace. Done once torch._dynamo is
+    loaded (DDP's constructor loads it on torch 2.x), so that no job pays for
+    importing it."""
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is None or getattr(cls, "_ddpscope_eager", False):
+        return
+    module = sys.modules[__name__]
+    for name in ("_open_forward", "_close_forward", "_open_post_forward", "_close_post_forward"):
+        setattr(module, name, dynamo.disable(getattr(module, name)))
+    for name in ("_pre_forward", "_post_forward"):
+        fn = cls.__dict__.get(name)
+        if fn is not None and getattr(fn, "_ddpscope_region", False):
+            setattr(cls, name, dynamo.disable(fn, recursive=False))
+    cls._ddpscope_eager = True
+
+
+# The helpers below are all a wrapper calls: under torch.compile they are the
+# only frames of ours that run, and they run eagerly (see _keep_regions_eager).
+
+
+def _open_forward(ddp):
+    """A region for DDP's forward (or its pre-forward part) saying whether it
+    is a training forward, or None where we stand aside."""
+    instance = _instances.get(ddp)
+    if instance is None or native.compiling():
+        return None
     import torch
 
     flags = GRAD_ENABLED if torch.is_grad_enabled() else 0
     if getattr(ddp, "require_backward_grad_sync", True):
         flags |= SYNC
-    rebuilt_before = getattr(ddp, "_has_rebuilt_buckets", False)
     region = Region(FORWARD, instance, ddp.process_group, flags=flags)
-    with region:
-        result = fn(ddp, *args, **kwargs)
-        if getattr(ddp, "_has_rebuilt_buckets", False) and not rebuilt_before:
-            region.flags |= REBUILT
-    return result
+    rebuilt_before = getattr(ddp, "_has_rebuilt_buckets", False)
+    region.__enter__()
+    return region, rebuilt_before
+
+
+def _close_forward(ddp, opened):
+    """Adds whether DDP rebuilt its buckets meanwhile, and notes the region."""
+    if opened is None:
+        return
+    region, rebuilt_before = opened
+    if getattr(ddp, "_has_rebuilt_buckets", False) and not rebuilt_before:
+        region.flags |= REBUILT
+    region.__exit__(None, None, None)
+    if region.kind == FORWARD and not hasattr(ddp, "_post_forward"):
+        _note_rebuilt_layout_once(ddp, region.instance)  # torch 1.x: forward is whole
+
+
+def _open_post_forward(ddp):
+    instance = _instances.get(ddp)
+    if instance is None or native.compiling():
+        return None
+    region = Region(FORWARD, instance, ddp.process_group)  # buffers after forward
+    region.__enter__()
+    return region
+
+
+def _close_post_forward(ddp, region):
+    if region is None:
+        return
+    region.__exit__(None, None, None)
+    _note_rebuilt_layout_once(ddp, region.instance)
 
 
 def _follow_forward(forward):
@@ -93,12 +148,11 @@ def _follow_forward(forward):
 
     @functools.wraps(forward)
     def forward_followed(self, *inputs, **kwargs):
-        instance = _instances.get(self)
-        if instance is None or native.compiling():
+        opened = _open_forward(self)
+        try:
             return forward(self, *inputs, **kwargs)
-        result = _forward_region(self, instance, forward, *inputs, **kwargs)
-        _note_rebuilt_layout_once(self, instance)
-        return result
+        finally:
+            _close_forward(self, opened)
 
     return forward_followed
 
@@ -109,25 +163,26 @@ def _follow_pre_forward(pre_forward):
 
     @functools.wraps(pre_forward)
     def pre_forward_followed(self, *inputs, **kwargs):
-        instance = _instances.get(self)
-        if instance is None or native.compiling():
+        opened = _open_forward(self)
+        try:
             return pre_forward(self, *inputs, **kwargs)
-        return _forward_region(self, instance, pre_forward, *inputs, **kwargs)
+        finally:
+            _close_forward(self, opened)
 
+    pre_forward_followed._ddpscope_region = True
     return pre_forward_followed
 
 
 def _follow_post_forward(post_forward):
     @functools.wraps(post_forward)
     def post_forward_followed(self, output):
-        instance = _instances.get(self)
-        if instance is None or native.compiling():
+        region = _open_post_forward(self)
+        try:
             return post_forward(self, output)
-        with Region(FORWARD, instance, self.process_group):  # buffers after forward
-            result = post_forward(self, output)
-        _note_rebuilt_layout_once(self, instance)
-        return result
+        finally:
+            _close_post_forward(self, region)
 
+    post_forward_followed._ddpscope_region = True
     return post_forward_followed
 
 
@@ -179,9 +234,11 @@ def _follow_builtin_hook(register):
 def _follow_join_hook(method, kind, flags):
     @functools.wraps(method)
     def join_hook_followed(self, *args, **kwargs):
+        if native.compiling():
+            return method(self, *args, **kwargs)
         ddp = getattr(self, "ddp", None)
         instance = _instances.get(ddp) if ddp is not None else None
-        if instance is None or native.compiling():
+        if instance is None:
             return method(self, *args, **kwargs)
         with Region(kind, instance, ddp.process_group, flags=flags):
             return method(self, *args, **kwargs)
