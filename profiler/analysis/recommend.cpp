@@ -5,9 +5,28 @@
 #include <cstdio>
 #include <string>
 
+#include "profiler/analysis/recommend_rules.h"
 #include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
+namespace rules {
+
+const DdpInstanceSummary* known_config(const RunAnalysis& run, int instance) {
+  for (const auto& d : run.ddp)
+    if (d.instance == instance && config_known(d)) return &d;
+  return nullptr;
+}
+
+std::string instance_prefix(const RunAnalysis& run, int instance) {
+  if (run.ddp.size() < 2) return "";
+  for (const auto& d : run.ddp)
+    if (d.instance == instance && !d.module.empty())
+      return "DDP instance " + std::to_string(instance) + " (" + d.module + "): ";
+  return "DDP instance " + std::to_string(instance) + ": ";
+}
+
+}  // namespace rules
+
 namespace {
 
 std::string fmt(const char* f, double a, double b = 0, double c = 0) {
@@ -66,16 +85,6 @@ void bucket_size_rules(const RunAnalysis& run, std::vector<Recommendation>& out)
                        100 * last.exposed_us / (run.iterations.median_ms * 1e3))});
 }
 
-void graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
-  int steady = run.iterations.count - run.iterations.warmup;
-  if (steady >= 3 && !run.buckets.empty())
-    out.push_back({"static_graph", "True",
-                   fmt("every steady iteration reduced the same %.0f buckets in the same order "
-                       "(%.0f iterations): with static_graph=True DDP skips the per-iteration "
-                       "search for unused parameters and can keep its rebuilt buckets",
-                       double(run.buckets.size()), double(steady))});
-}
-
 // A rank is a straggler when it enters iterations (or collectives) far later
 // than the typical rank and is the one the others wait for.
 void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
@@ -124,7 +133,7 @@ void nccl_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
 std::vector<Recommendation> recommend(const RunAnalysis& run) {
   std::vector<Recommendation> out;
   bucket_size_rules(run, out);
-  graph_rules(run, out);
+  rules::static_graph_rules(run, out);
   straggler_rules(run, out);
   nccl_rules(run, out);
   return out;

@@ -1,0 +1,120 @@
+// recommend() on hand-built analyses: every rule fires on its evidence and
+// stays silent without it; static_graph only where DDP's own flags say it
+// helps; bucket advice in terms of the instance's real cap, never DDP's
+// default when the cap is unknown; a straggler flagged by its share of the step.
+#include <catch2/catch.hpp>
+
+#include "profiler/analysis/recommend.h"
+
+using namespace ddpscope;
+using namespace ddpscope::analysis;
+
+namespace {
+
+constexpr uint64_t kMiB = 1024 * 1024;
+
+uint64_t bytes_of(double mib) { return uint64_t(mib * double(kMiB)); }
+
+// A run of `steady` steady iterations (plus a warm-up) of `step_ms` whose
+// buckets have these sizes, each exposed `exposed_us` and reaching `busbw`.
+RunAnalysis run_with_buckets(const std::vector<double>& mibs, double step_ms, double exposed_us = 0,
+                             double busbw = 1.0) {
+  RunAnalysis run;
+  run.world_size = run.ranks_recorded = 3;
+  run.backend = "gloo";
+  run.iterations.count = 11;
+  run.iterations.warmup = 1;
+  run.iterations.median_ms = step_ms;
+  for (size_t i = 0; i < mibs.size(); ++i) {
+    BucketStats b;
+    b.index = int(i);
+    b.bytes = bytes_of(mibs[i]);
+    b.calls = 30;
+    b.exposed_us = exposed_us;
+    b.busbw_gbps = busbw;
+    run.buckets.push_back(b);
+  }
+  return run;
+}
+
+// DDP's own account of instance 0: this cap, the measured buckets as layout.
+DdpInstanceSummary known_ddp(const RunAnalysis& run, double cap_mib) {
+  DdpInstanceSummary d;
+  d.buckets_from = "ddp";
+  d.module = "Sequential";
+  d.bucket_cap_bytes = bytes_of(cap_mib);
+  d.first_bucket_bytes = bytes_of(cap_mib);
+  d.rebuilt = true;
+  for (const auto& b : run.buckets) d.bucket_bytes.push_back(b.bytes);
+  return d;
+}
+
+std::vector<Recommendation> with_setting(const RunAnalysis& run, const std::string& setting) {
+  std::vector<Recommendation> out;
+  for (auto& r : recommend(run))
+    if (r.setting == setting) out.push_back(r);
+  return out;
+}
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+}  // namespace
+
+TEST_CASE("recommend: an empty run gets no advice") { CHECK(recommend(RunAnalysis{}).empty()); }
+
+// --- static_graph -----------------------------------------------------------
+
+TEST_CASE("static_graph: find_unused_parameters=True without static_graph gets advice") {
+  auto run = run_with_buckets({1, 5, 5, 5}, 100);
+  auto d = known_ddp(run, 5);
+  d.find_unused_parameters = true;
+  d.rebuilt = false;  // DDP never rebuilds with find_unused_parameters alone
+  run.ddp = {d};
+  run.roles = {{CollectiveRole::ddp_bucket, 120, 0, 300},
+               {CollectiveRole::ddp_control, 33, 0, 6.6}};
+  auto recs = with_setting(run, "static_graph");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "True");
+  CHECK_THAT(recs[0].reason, Contains("find_unused_parameters=True"));
+  // 6.6 ms over 3 ranks and 11 iterations: 0.20 ms, 0.2 % of the step.
+  CHECK_THAT(recs[0].reason,
+             Contains("0.20 ms per iteration and rank (0.2% of the 100.0 ms step)"));
+  CHECK_THAT(recs[0].reason, Contains("parameter order"));
+  CHECK_THAT(recs[0].reason, Contains("can_set_static_graph"));
+}
+
+TEST_CASE("static_graph: no figure when no control collective was classed") {
+  auto run = run_with_buckets({1, 5}, 100);
+  auto d = known_ddp(run, 5);
+  d.find_unused_parameters = true;
+  run.ddp = {d};
+  auto recs = with_setting(run, "static_graph");
+  REQUIRE(recs.size() == 1);
+  CHECK_THAT(recs[0].reason, !Contains("control collectives"));
+  CHECK_THAT(recs[0].reason, !Contains("parameter order"));  // it did rebuild
+}
+
+TEST_CASE("static_graph: find_unused_parameters=False with rebuilt buckets gets none") {
+  // Every steady iteration reduced the same buckets: the old rule's only evidence.
+  auto run = run_with_buckets({1, 5, 5, 5}, 100);
+  run.ddp = {known_ddp(run, 5)};
+  CHECK(with_setting(run, "static_graph").empty());
+}
+
+TEST_CASE("static_graph: unknown configuration gets none") {
+  auto run = run_with_buckets({1, 5, 5, 5}, 100);
+  CHECK(with_setting(run, "static_graph").empty());  // no DDP account at all
+  DdpInstanceSummary pattern;  // buckets from the pattern: its flags mean nothing
+  pattern.find_unused_parameters = true;
+  run.ddp = {pattern};
+  CHECK(with_setting(run, "static_graph").empty());
+}
+
+TEST_CASE("static_graph: already on gets none") {
+  auto run = run_with_buckets({1, 5}, 100);
+  auto d = known_ddp(run, 5);
+  d.find_unused_parameters = d.static_graph = true;
+  run.ddp = {d};
+  CHECK(with_setting(run, "static_graph").empty());
+}
