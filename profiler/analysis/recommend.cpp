@@ -37,54 +37,6 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
-// The bucket whose size is nearest the median size (on a tie the larger, then
-// the later one): the bucket a typical bucket's bandwidth is read from.
-const BucketStats& typical_bucket(const std::vector<BucketStats>& buckets, double median) {
-  const BucketStats* typical = &buckets.front();
-  double nearest = std::fabs(double(typical->bytes) - median);
-  for (const auto& x : buckets) {
-    double d = std::fabs(double(x.bytes) - median);
-    if (d < nearest || (d == nearest && x.bytes >= typical->bytes)) typical = &x, nearest = d;
-  }
-  return *typical;
-}
-
-// The best all-reduce bus bandwidth the run reached at any size: what the
-// buckets could get if they were large enough.
-double best_allreduce_busbw(const RunAnalysis& run) {
-  double best = 0;
-  for (const auto& s : run.collectives)
-    if (s.op == Op::allreduce) best = std::max(best, s.busbw_gbps);
-  return best;
-}
-
-void bucket_size_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
-  const auto& b = run.buckets;
-  if (b.size() < 2) return;
-  std::vector<uint64_t> sizes;
-  for (const auto& x : b) sizes.push_back(x.bytes);
-  double median = stats::median(sizes);
-  uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
-  double best = best_allreduce_busbw(run);
-  double typical_busbw = typical_bucket(b, median).busbw_gbps;
-  if (b.size() >= 8 && mib(median) < 4 && best > 0 && typical_busbw < 0.5 * best)
-    out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(25.0, 4 * mib(largest))),
-                   fmt("%.0f buckets per iteration of median %.2f MiB reach %.2f GB/s bus "
-                       "bandwidth, under half the best all-reduce in this run: larger buckets "
-                       "amortise the per-collective latency",
-                       double(b.size()), mib(median), typical_busbw) +
-                       fmt(" (best %.2f GB/s)", best)});
-  const auto& last = b.back();
-  if (run.iterations.median_ms > 0 && last.exposed_us > 0.15 * run.iterations.median_ms * 1e3 &&
-      double(last.bytes) >= median)
-    out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(1.0, mib(largest) / 2)),
-                   fmt("the last bucket (%.2f MiB) runs %.0f us after backward ends, %.0f%% of "
-                       "the iteration: smaller buckets let more of it start while backward "
-                       "still runs",
-                       mib(last.bytes), last.exposed_us,
-                       100 * last.exposed_us / (run.iterations.median_ms * 1e3))});
-}
-
 // A rank is a straggler when it enters iterations (or collectives) far later
 // than the typical rank and is the one the others wait for.
 void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
@@ -132,7 +84,7 @@ void nccl_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
 
 std::vector<Recommendation> recommend(const RunAnalysis& run) {
   std::vector<Recommendation> out;
-  bucket_size_rules(run, out);
+  rules::bucket_rules(run, out);
   rules::static_graph_rules(run, out);
   straggler_rules(run, out);
   nccl_rules(run, out);

@@ -34,6 +34,8 @@ const DdpInstanceSummary* known_config(const RunAnalysis& run, int instance);
 // so advice for a GAN's two models says which one it means.
 std::string instance_prefix(const RunAnalysis& run, int instance);
 
+// bucket_cap_mb: larger, smaller, or "no smaller cap helps" (recommend_buckets.cpp).
+void bucket_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 // static_graph where DDP's own flags say it helps (recommend_graph.cpp).
 void static_graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 }  // namespace ddpscope::analysis::rules

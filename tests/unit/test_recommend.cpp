@@ -118,3 +118,137 @@ TEST_CASE("static_graph: already on gets none") {
   run.ddp = {d};
   CHECK(with_setting(run, "static_graph").empty());
 }
+
+// --- bucket_cap_mb ----------------------------------------------------------
+
+TEST_CASE("buckets: one bucket with the whole gradient, exposed, gets a quarter of it") {
+  auto run = run_with_buckets({6}, 100, 30000);
+  run.ddp = {known_ddp(run, 25)};
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "1.5");
+  CHECK_THAT(recs[0].reason, Contains("your cap is 25 MiB; bucket 0 holds 6.00 MiB of the 6.00 MiB "
+                                      "of gradients in 1 bucket"));
+  CHECK_THAT(recs[0].reason, Contains("30% of the 100.0 ms step"));
+}
+
+TEST_CASE("buckets: with the cap unknown the advice names no cap") {
+  auto run = run_with_buckets({6}, 100, 30000);
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "1.5");
+  CHECK_THAT(recs[0].reason, !Contains("cap is"));
+  CHECK_THAT(recs[0].reason, !Contains("25"));
+}
+
+TEST_CASE("buckets: a dominant bucket hardly exposed gets none") {
+  auto run = run_with_buckets({6}, 100, 5000);
+  run.ddp = {known_ddp(run, 25)};
+  CHECK(with_setting(run, "bucket_cap_mb").empty());
+}
+
+TEST_CASE("buckets: a bucket of one tensor beyond the cap: no smaller cap helps") {
+  auto run = run_with_buckets({1.0, 1.1, 8.0}, 100, 20000);
+  run.ddp = {known_ddp(run, 1)};
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "no smaller value helps");
+  CHECK_THAT(recs[0].reason, Contains("bucket 2 (8.00 MiB)"));
+  CHECK_THAT(recs[0].reason, Contains("at least 7.00 MiB"));
+}
+
+TEST_CASE("buckets: an exposed last bucket gets half the instance's cap") {
+  auto run = run_with_buckets({1, 5.2, 5.1, 5.3}, 100);
+  run.buckets.back().exposed_us = 20000;
+  run.ddp = {known_ddp(run, 5)};
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "2.5");
+  CHECK_THAT(recs[0].reason, Contains("your cap is 5 MiB; the last bucket (5.30 MiB)"));
+  CHECK_THAT(recs[0].reason, Contains("20% of the 100.0 ms step"));
+}
+
+TEST_CASE("buckets: an exposed last bucket, cap unknown: half the largest bucket") {
+  auto run = run_with_buckets({1, 5.2, 5.1, 5.3}, 100);
+  run.buckets.back().exposed_us = 20000;
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "2.65");
+  CHECK_THAT(recs[0].reason, !Contains("cap is"));
+}
+
+TEST_CASE("buckets: an exposed small remainder last gets none") {
+  auto run = run_with_buckets({5.2, 5.1, 5.3, 0.5}, 100);
+  run.buckets.back().exposed_us = 20000;
+  run.ddp = {known_ddp(run, 5)};
+  CHECK(with_setting(run, "bucket_cap_mb").empty());
+}
+
+namespace {
+
+// Twelve 0.26 MiB buckets at 0.2 GB/s in a run whose 8 MiB all-reduce reached
+// `best_busbw`.
+RunAnalysis small_buckets(double best_busbw) {
+  auto run = run_with_buckets(std::vector<double>(12, 0.26), 100, 0, 0.2);
+  SizeClassStats big;
+  big.op = Op::allreduce;
+  big.bytes = 8 * kMiB;
+  big.busbw_gbps = best_busbw;
+  run.collectives = {big};
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("buckets: many small slow buckets get 4x the instance's cap") {
+  auto run = small_buckets(1.0);
+  run.ddp = {known_ddp(run, 0.25)};
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "1");
+  CHECK_THAT(recs[0].reason, Contains("your cap is 0.25 MiB; 12 buckets per iteration of median "
+                                      "0.26 MiB reach 0.20 GB/s"));
+  CHECK_THAT(recs[0].reason, Contains("(1.00 GB/s at 8.00 MiB)"));
+}
+
+TEST_CASE("buckets: many small slow buckets, cap unknown: 4x the median bucket") {
+  auto recs = with_setting(small_buckets(1.0), "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "1.04");
+  CHECK_THAT(recs[0].reason, !Contains("cap is"));
+}
+
+TEST_CASE("buckets: small buckets near the run's best bandwidth get none") {
+  auto run = small_buckets(0.3);
+  run.ddp = {known_ddp(run, 0.25)};
+  CHECK(with_setting(run, "bucket_cap_mb").empty());
+}
+
+TEST_CASE("buckets: conflicting evidence gives one bucket_cap_mb advice, the smaller") {
+  auto run = small_buckets(1.0);
+  run.buckets.back().exposed_us = 20000;
+  run.ddp = {known_ddp(run, 0.25)};
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "0.125");
+}
+
+TEST_CASE("buckets: with two DDP instances the advice names its instance") {
+  auto run = run_with_buckets({1, 5.2, 5.1}, 100);
+  BucketStats d;
+  d.instance = 1;
+  d.bytes = 6 * kMiB;
+  d.exposed_us = 30000;
+  run.buckets.push_back(d);
+  auto g = known_ddp(run, 5);
+  g.bucket_bytes = {run.buckets[0].bytes, run.buckets[1].bytes, run.buckets[2].bytes};
+  auto disc = known_ddp(run, 25);
+  disc.instance = 1;
+  disc.module = "Discriminator";
+  disc.bucket_bytes = {d.bytes};
+  run.ddp = {g, disc};
+  auto recs = with_setting(run, "bucket_cap_mb");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "1.5");
+  CHECK_THAT(recs[0].reason, StartsWith("DDP instance 1 (Discriminator): your cap is 25 MiB;"));
+}
