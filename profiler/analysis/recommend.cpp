@@ -1,12 +1,10 @@
+// recommend(): the rule families in order (recommend_rules.h), and the rule
+// that needs nothing of DDP: NCCL's algorithm choice at large sizes.
 #include "profiler/analysis/recommend.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <string>
 
 #include "profiler/analysis/recommend_rules.h"
-#include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
 namespace rules {
@@ -29,35 +27,8 @@ std::string instance_prefix(const RunAnalysis& run, int instance) {
 
 namespace {
 
-std::string fmt(const char* f, double a, double b = 0, double c = 0) {
-  char buf[512];
-  snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
-
-double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
-
-// A rank is a straggler when it enters iterations (or collectives) far later
-// than the typical rank and is the one the others wait for.
-void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
-  if (run.ranks.size() < 2) return;
-  auto lateness = straggle_ms;
-  std::vector<double> lates;
-  for (const auto& r : run.ranks) lates.push_back(lateness(r));
-  // Not the median (profiler/core/stats.h) on purpose: the lower middle rank.
-  // With two ranks the median would be halfway to the straggler itself, which
-  // then could never be 3x later than "typical".
-  std::sort(lates.begin(), lates.end());
-  double typical = lates[(lates.size() - 1) / 2];
-  for (const auto& r : run.ranks)
-    if (lateness(r) > std::max(1.0, 3 * typical))
-      out.push_back({"rank " + std::to_string(r.rank), "straggler",
-                     fmt("enters iterations %.2f ms late (median; the typical rank %.2f ms) and "
-                         "is last into %.0f%% of collectives: look at its input pipeline, host "
-                         "load or GPU",
-                         lateness(r), typical, r.last_share_pct) +
-                         (r.host.empty() ? "" : " (host " + r.host + ")")});
-}
+using rules::fmt;
+using rules::mib;
 
 // NCCL only: large all-reduces far below the bus bandwidth smaller ones
 // reached in the same run point at the algorithm/protocol choice.
@@ -86,7 +57,7 @@ std::vector<Recommendation> recommend(const RunAnalysis& run) {
   std::vector<Recommendation> out;
   rules::bucket_rules(run, out);
   rules::static_graph_rules(run, out);
-  straggler_rules(run, out);
+  rules::straggler_rules(run, out);
   nccl_rules(run, out);
   return out;
 }

@@ -38,4 +38,7 @@ std::string instance_prefix(const RunAnalysis& run, int instance);
 void bucket_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 // static_graph where DDP's own flags say it helps (recommend_graph.cpp).
 void static_graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
+// A rank the others wait for a material share of the step (recommend_stragglers.cpp).
+void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
+
 }  // namespace ddpscope::analysis::rules

@@ -252,3 +252,83 @@ TEST_CASE("buckets: with two DDP instances the advice names its instance") {
   CHECK(recs[0].value == "1.5");
   CHECK_THAT(recs[0].reason, StartsWith("DDP instance 1 (Discriminator): your cap is 25 MiB;"));
 }
+
+// --- stragglers -------------------------------------------------------------
+
+namespace {
+
+// Ranks whose iteration-entry lateness (median) is `late_ms`, in a run of
+// `step_ms` steps; rank r is last into collectives in proportion.
+RunAnalysis ranks_late(const std::vector<double>& late_ms, double step_ms) {
+  RunAnalysis run = run_with_buckets({1, 5}, step_ms);
+  for (size_t r = 0; r < late_ms.size(); ++r) {
+    RankStats s;
+    s.rank = int(r);
+    s.iteration_late_ms_median = late_ms[r];
+    s.late_ms_median = late_ms[r] / 2;  // later buckets: less late (Gloo queues)
+    s.last_share_pct = late_ms[r] > 1 ? 95 : 2.5;
+    run.ranks.push_back(s);
+  }
+  return run;
+}
+
+std::vector<std::string> flagged_ranks(const RunAnalysis& run) {
+  std::vector<std::string> out;
+  for (const auto& r : recommend(run))
+    if (r.value == "straggler") out.push_back(r.setting);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("stragglers: a rank delayed 30 ms before each 175 ms step is named with its share") {
+  // The case issue 14 reports: found as the latest rank, but no advice.
+  auto run = ranks_late({0.0, 0.1, 30.0}, 175);
+  auto recs = with_setting(run, "rank 2");
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].value == "straggler");
+  // 30.0 - 0.1 (the typical rank) = 29.9 ms: 17.1 % of the step.
+  CHECK_THAT(recs[0].reason, Contains("29.90 ms behind the typical rank"));
+  CHECK_THAT(recs[0].reason, Contains("17.1% of the 175.0 ms step"));
+  CHECK(flagged_ranks(run) == std::vector<std::string>{"rank 2"});
+}
+
+TEST_CASE("stragglers: a noisy typical rank does not hide a material straggler") {
+  // The old rule wanted 3x the typical rank's lateness: 30 < 3 x 12.
+  auto run = ranks_late({0.0, 12.0, 30.0}, 175);
+  CHECK(flagged_ranks(run) == std::vector<std::string>{"rank 2"});
+}
+
+TEST_CASE("stragglers: 2 % of the step late is no straggler") {
+  auto run = ranks_late({0.0, 0.1, 3.6}, 175);  // 3.5 ms: 2.0 %
+  CHECK(flagged_ranks(run).empty());
+}
+
+TEST_CASE("stragglers: two ranks, the later one flagged against the earlier") {
+  // The median of two would sit halfway (5 ms) and hide half the lateness.
+  auto run = ranks_late({0.05, 10.0}, 100);
+  auto recs = with_setting(run, "rank 1");
+  REQUIRE(recs.size() == 1);
+  CHECK_THAT(recs[0].reason, Contains("9.95 ms behind the typical rank"));
+  CHECK_THAT(recs[0].reason, Contains("9.9% of the 100.0 ms step"));
+  CHECK(flagged_ranks(ranks_late({0.05, 2.0}, 100)).empty());  // 1.95 %
+}
+
+TEST_CASE("stragglers: on short steps the 1 ms floor decides") {
+  CHECK(flagged_ranks(ranks_late({0.0, 0.0, 0.8}, 10)).empty());  // 8 % but under 1 ms
+  CHECK(flagged_ranks(ranks_late({0.0, 0.0, 1.5}, 10)) == std::vector<std::string>{"rank 2"});
+}
+
+TEST_CASE("stragglers: without iterations, 3x the typical rank and the floor") {
+  auto run = ranks_late({0.0, 0.2, 5.0}, 0);
+  run.iterations = {};
+  auto recs = with_setting(run, "rank 2");
+  REQUIRE(recs.size() == 1);
+  CHECK_THAT(recs[0].reason, !Contains("step"));
+  CHECK(flagged_ranks([] {
+          auto r = ranks_late({2.0, 2.0, 4.0}, 0);
+          r.iterations = {};
+          return r;
+        }())
+            .empty());
+}
