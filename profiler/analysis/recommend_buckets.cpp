@@ -113,9 +113,9 @@ std::optional<Recommendation> dominant_bucket(const RunAnalysis& run, const Inst
       "bucket_cap_mb", fmt("%.3g", mib(target)),
       lead(run, b) +
           fmt("bucket %d holds %.2f MiB of the %.2f MiB of gradients in %d bucket%s, so its "
-              "all-reduce waits for all of them and %.0f us of it is exposed, ",
+              "all-reduce cannot start before all %.2f MiB are ready: %.0f us of it is exposed, ",
               s.index, mib(b.bytes[i]), mib(b.total), int(b.bytes.size()),
-              b.bytes.size() == 1 ? "" : "s", s.exposed_us) +
+              b.bytes.size() == 1 ? "" : "s", mib(b.bytes[i]), s.exposed_us) +
           step_share(run, s.exposed_us) +
           ": a cap of a quarter of the gradient gives about 4 buckets that start while backward "
           "still runs"};

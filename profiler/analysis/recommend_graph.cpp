@@ -12,6 +12,13 @@
 // order gradients become ready. static_graph=True records the graph once and
 // removes all three. A run whose flags are unknown (pattern fall-back) gets no
 // advice: the same buckets every iteration say nothing about the flags.
+//
+// The map's all-reduce is classed ddp_control, but so are the constructor's
+// parameter broadcast, buffer broadcasts and join flags, and `roles` does not
+// split them: a per-iteration figure from it would be mostly one-off traffic
+// (seen: in a 20-step run with no unused parameters, 13 MB of control bytes
+// per rank, the size of the model's parameters: the constructor's broadcast),
+// so the reason quotes none.
 #include <string>
 
 #include "profiler/analysis/recommend_rules.h"
@@ -19,34 +26,11 @@
 namespace ddpscope::analysis::rules {
 namespace {
 
-// DDP's control collectives per rank and iteration, if any were classed as
-// such: an upper bound on the used-parameter map's cost (buffer broadcasts and
-// join flags are control too). Empty when nothing was classed.
-std::string control_cost(const RunAnalysis& run) {
-  for (const auto& r : run.roles) {
-    if (r.role != CollectiveRole::ddp_control || r.calls == 0) continue;
-    int ranks = run.ranks_recorded > 0 ? run.ranks_recorded : 1;
-    int iters = run.iterations.count > 0 ? run.iterations.count : 1;
-    double per_iter = r.total_ms / ranks / iters;
-    if (run.iterations.median_ms > 0)
-      return fmt(
-          "; DDP's control collectives, used-parameter maps among them, took %.2f ms per "
-          "iteration and rank (%.1f%% of the %.1f ms step)",
-          per_iter, 100 * per_iter / run.iterations.median_ms, run.iterations.median_ms);
-    return fmt(
-        "; DDP's control collectives, used-parameter maps among them, took %.2f ms per "
-        "iteration and rank",
-        per_iter);
-  }
-  return "";
-}
-
 Recommendation static_graph_advice(const RunAnalysis& run, const DdpInstanceSummary& d) {
   std::string why =
       instance_prefix(run, d.instance) +
       "find_unused_parameters=True makes DDP walk the autograd graph after every forward and "
-      "all-reduce a map of the parameters used" +
-      control_cost(run);
+      "all-reduce a map of the parameters used";
   if (!d.rebuilt)
     why +=
         "; it also keeps its first bucket layout (parameter order) instead of rebuilding the "

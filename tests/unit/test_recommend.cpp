@@ -77,22 +77,20 @@ TEST_CASE("static_graph: find_unused_parameters=True without static_graph gets a
   REQUIRE(recs.size() == 1);
   CHECK(recs[0].value == "True");
   CHECK_THAT(recs[0].reason, Contains("find_unused_parameters=True"));
-  // 6.6 ms over 3 ranks and 11 iterations: 0.20 ms, 0.2 % of the step.
-  CHECK_THAT(recs[0].reason,
-             Contains("0.20 ms per iteration and rank (0.2% of the 100.0 ms step)"));
+  // Control collectives include the constructor's broadcast: no figure from them.
+  CHECK_THAT(recs[0].reason, !Contains(" ms"));
   CHECK_THAT(recs[0].reason, Contains("parameter order"));
   CHECK_THAT(recs[0].reason, Contains("can_set_static_graph"));
 }
 
-TEST_CASE("static_graph: no figure when no control collective was classed") {
+TEST_CASE("static_graph: buckets DDP did rebuild are not called parameter-ordered") {
   auto run = run_with_buckets({1, 5}, 100);
   auto d = known_ddp(run, 5);
   d.find_unused_parameters = true;
   run.ddp = {d};
   auto recs = with_setting(run, "static_graph");
   REQUIRE(recs.size() == 1);
-  CHECK_THAT(recs[0].reason, !Contains("control collectives"));
-  CHECK_THAT(recs[0].reason, !Contains("parameter order"));  // it did rebuild
+  CHECK_THAT(recs[0].reason, !Contains("parameter order"));
 }
 
 TEST_CASE("static_graph: find_unused_parameters=False with rebuilt buckets gets none") {
