@@ -1,102 +1,34 @@
+// recommend(): the rule families in order (recommend_rules.h), and the rule
+// that needs nothing of DDP: NCCL's algorithm choice at large sizes.
 #include "profiler/analysis/recommend.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <string>
 
-#include "profiler/core/stats.h"
+#include "profiler/analysis/recommend_rules.h"
 
 namespace ddpscope::analysis {
+namespace rules {
+
+const DdpInstanceSummary* known_config(const RunAnalysis& run, int instance) {
+  for (const auto& d : run.ddp)
+    if (d.instance == instance && config_known(d)) return &d;
+  return nullptr;
+}
+
+std::string instance_prefix(const RunAnalysis& run, int instance) {
+  if (run.ddp.size() < 2) return "";
+  for (const auto& d : run.ddp)
+    if (d.instance == instance && !d.module.empty())
+      return "DDP instance " + std::to_string(instance) + " (" + d.module + "): ";
+  return "DDP instance " + std::to_string(instance) + ": ";
+}
+
+}  // namespace rules
+
 namespace {
 
-std::string fmt(const char* f, double a, double b = 0, double c = 0) {
-  char buf[512];
-  snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
-
-double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
-
-// The bucket whose size is nearest the median size (on a tie the larger, then
-// the later one): the bucket a typical bucket's bandwidth is read from.
-const BucketStats& typical_bucket(const std::vector<BucketStats>& buckets, double median) {
-  const BucketStats* typical = &buckets.front();
-  double nearest = std::fabs(double(typical->bytes) - median);
-  for (const auto& x : buckets) {
-    double d = std::fabs(double(x.bytes) - median);
-    if (d < nearest || (d == nearest && x.bytes >= typical->bytes)) typical = &x, nearest = d;
-  }
-  return *typical;
-}
-
-// The best all-reduce bus bandwidth the run reached at any size: what the
-// buckets could get if they were large enough.
-double best_allreduce_busbw(const RunAnalysis& run) {
-  double best = 0;
-  for (const auto& s : run.collectives)
-    if (s.op == Op::allreduce) best = std::max(best, s.busbw_gbps);
-  return best;
-}
-
-void bucket_size_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
-  const auto& b = run.buckets;
-  if (b.size() < 2) return;
-  std::vector<uint64_t> sizes;
-  for (const auto& x : b) sizes.push_back(x.bytes);
-  double median = stats::median(sizes);
-  uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
-  double best = best_allreduce_busbw(run);
-  double typical_busbw = typical_bucket(b, median).busbw_gbps;
-  if (b.size() >= 8 && mib(median) < 4 && best > 0 && typical_busbw < 0.5 * best)
-    out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(25.0, 4 * mib(largest))),
-                   fmt("%.0f buckets per iteration of median %.2f MiB reach %.2f GB/s bus "
-                       "bandwidth, under half the best all-reduce in this run: larger buckets "
-                       "amortise the per-collective latency",
-                       double(b.size()), mib(median), typical_busbw) +
-                       fmt(" (best %.2f GB/s)", best)});
-  const auto& last = b.back();
-  if (run.iterations.median_ms > 0 && last.exposed_us > 0.15 * run.iterations.median_ms * 1e3 &&
-      double(last.bytes) >= median)
-    out.push_back({"bucket_cap_mb", fmt("%.0f", std::max(1.0, mib(largest) / 2)),
-                   fmt("the last bucket (%.2f MiB) runs %.0f us after backward ends, %.0f%% of "
-                       "the iteration: smaller buckets let more of it start while backward "
-                       "still runs",
-                       mib(last.bytes), last.exposed_us,
-                       100 * last.exposed_us / (run.iterations.median_ms * 1e3))});
-}
-
-void graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
-  int steady = run.iterations.count - run.iterations.warmup;
-  if (steady >= 3 && !run.buckets.empty())
-    out.push_back({"static_graph", "True",
-                   fmt("every steady iteration reduced the same %.0f buckets in the same order "
-                       "(%.0f iterations): with static_graph=True DDP skips the per-iteration "
-                       "search for unused parameters and can keep its rebuilt buckets",
-                       double(run.buckets.size()), double(steady))});
-}
-
-// A rank is a straggler when it enters iterations (or collectives) far later
-// than the typical rank and is the one the others wait for.
-void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
-  if (run.ranks.size() < 2) return;
-  auto lateness = straggle_ms;
-  std::vector<double> lates;
-  for (const auto& r : run.ranks) lates.push_back(lateness(r));
-  // Not the median (profiler/core/stats.h) on purpose: the lower middle rank.
-  // With two ranks the median would be halfway to the straggler itself, which
-  // then could never be 3x later than "typical".
-  std::sort(lates.begin(), lates.end());
-  double typical = lates[(lates.size() - 1) / 2];
-  for (const auto& r : run.ranks)
-    if (lateness(r) > std::max(1.0, 3 * typical))
-      out.push_back({"rank " + std::to_string(r.rank), "straggler",
-                     fmt("enters iterations %.2f ms late (median; the typical rank %.2f ms) and "
-                         "is last into %.0f%% of collectives: look at its input pipeline, host "
-                         "load or GPU",
-                         lateness(r), typical, r.last_share_pct) +
-                         (r.host.empty() ? "" : " (host " + r.host + ")")});
-}
+using rules::fmt;
+using rules::mib;
 
 // NCCL only: large all-reduces far below the bus bandwidth smaller ones
 // reached in the same run point at the algorithm/protocol choice.
@@ -123,9 +55,9 @@ void nccl_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
 
 std::vector<Recommendation> recommend(const RunAnalysis& run) {
   std::vector<Recommendation> out;
-  bucket_size_rules(run, out);
-  graph_rules(run, out);
-  straggler_rules(run, out);
+  rules::bucket_rules(run, out);
+  rules::static_graph_rules(run, out);
+  rules::straggler_rules(run, out);
   nccl_rules(run, out);
   return out;
 }
