@@ -99,7 +99,10 @@ class Region:
         stack = _stack()
         if stack and stack[-1] is self:
             stack.pop()
-        if _lib is not None:
+        # A region that issued nothing matters only as a training forward
+        # (it opens a backward pass) or where DDP rebuilt its buckets.
+        issued = seq_end < 0 or seq_end != self.seq_begin
+        if _lib is not None and (issued or self.flags & (SYNC | REBUILT)):
             _lib.ddpscope_py_region(self.kind, self.instance, self.bucket,
                                     id(self.pg) if self.pg is not None else 0,
                                     self.seq_begin if seq_end >= 0 else -1, seq_end,
@@ -107,10 +110,15 @@ class Region:
         return False
 
 
+_is_compiling = None
+
+
 def compiling():
-    """True while torch.compile traces: wrappers then stay out of the graph."""
-    torch = sys.modules.get("torch")
-    try:
-        return bool(torch.compiler.is_compiling())
-    except Exception:
-        return False
+    """True while torch.compile traces: wrappers then stay out of the graph.
+    (torch 1.x has no torch.compile: always False there.)"""
+    global _is_compiling
+    if _is_compiling is None:
+        torch = sys.modules.get("torch")
+        compiler = getattr(torch, "compiler", None) if torch is not None else None
+        _is_compiling = getattr(compiler, "is_compiling", None) or (lambda: False)
+    return _is_compiling()
