@@ -49,6 +49,23 @@ void write_header(const analysis::RunAnalysis& run, std::ostream& out) {
   out << "</dl>\n</header>\n";
 }
 
+namespace {
+
+// Where the buckets came from, per DDP instance (docs/analysis.md).
+std::string buckets_source(const analysis::RunAnalysis& run) {
+  if (run.ddp.empty()) return "no DDP found";
+  std::string s;
+  for (const auto& d : run.ddp) {
+    if (!s.empty()) s += "; ";
+    if (run.ddp.size() > 1) s += "DDP " + std::to_string(d.instance) + ": ";
+    s +=
+        d.buckets_from == "ddp" ? "from DDP's own account" : "inferred from the all-reduce pattern";
+  }
+  return s;
+}
+
+}  // namespace
+
 void write_cards(const analysis::RunAnalysis& run, std::ostream& out) {
   const auto& it = run.iterations;
   out << "<section class=\"cards\" id=\"summary\">\n";
@@ -63,7 +80,7 @@ void write_cards(const analysis::RunAnalysis& run, std::ostream& out) {
   card(out, "exposed communication", fixed(it.exposed_median_ms, 2) + " ms",
        fixed(exposed_pct, 1) + "% of the median iteration", exposed_pct >= 10 ? " warn" : "");
   card(out, "buckets / iteration", std::to_string(buckets_per_iteration(run)),
-       std::to_string(run.buckets.size()) + " bucket positions");
+       std::to_string(run.buckets.size()) + " bucket positions, " + buckets_source(run));
   auto slowest = std::max_element(run.ranks.begin(), run.ranks.end(), [](auto& a, auto& b) {
     return analysis::straggle_ms(a) < analysis::straggle_ms(b);
   });

@@ -66,8 +66,11 @@ def _follow_init(init):
             if getattr(self, "process_group", None) is not region.pg:
                 region.pg, region.seq_begin = getattr(self, "process_group", None), -1
         _instances[self] = instance
-        _note_configuration(self, instance)
-        _keep_regions_eager(type(self))
+        try:
+            _note_configuration(self, instance)
+            _keep_regions_eager(type(self))
+        except Exception as e:  # a torch we do not know: the job goes on
+            native.notice(f"could not read DDP's configuration ({type(e).__name__}: {e})")
         return None
 
     return __init__
@@ -101,6 +104,14 @@ def _keep_regions_eager(cls):
 def _open_forward(ddp):
     """A region for DDP's forward (or its pre-forward part) saying whether it
     is a training forward, or None where we stand aside."""
+    try:
+        return _open_training_region(ddp)
+    except Exception as e:  # never into the job
+        native.notice(f"could not follow a DDP forward ({type(e).__name__}: {e})")
+        return None
+
+
+def _open_training_region(ddp):
     instance = _instances.get(ddp)
     if instance is None or native.compiling():
         return None
@@ -120,27 +131,37 @@ def _close_forward(ddp, opened):
     if opened is None:
         return
     region, rebuilt_before = opened
-    if getattr(ddp, "_has_rebuilt_buckets", False) and not rebuilt_before:
-        region.flags |= REBUILT
-    region.__exit__(None, None, None)
-    if region.kind == FORWARD and not hasattr(ddp, "_post_forward"):
-        _note_rebuilt_layout_once(ddp, region.instance)  # torch 1.x: forward is whole
+    try:
+        if getattr(ddp, "_has_rebuilt_buckets", False) and not rebuilt_before:
+            region.flags |= REBUILT
+        region.__exit__(None, None, None)
+        if not hasattr(ddp, "_post_forward"):
+            _note_rebuilt_layout_once(ddp, region.instance)  # torch 1.x: forward is whole
+    except Exception as e:
+        native.notice(f"could not follow a DDP forward ({type(e).__name__}: {e})")
 
 
 def _open_post_forward(ddp):
-    instance = _instances.get(ddp)
-    if instance is None or native.compiling():
+    try:
+        instance = _instances.get(ddp)
+        if instance is None or native.compiling():
+            return None
+        region = Region(FORWARD, instance, ddp.process_group)  # buffers after forward
+        region.__enter__()
+        return region
+    except Exception as e:
+        native.notice(f"could not follow a DDP forward ({type(e).__name__}: {e})")
         return None
-    region = Region(FORWARD, instance, ddp.process_group)  # buffers after forward
-    region.__enter__()
-    return region
 
 
 def _close_post_forward(ddp, region):
     if region is None:
         return
-    region.__exit__(None, None, None)
-    _note_rebuilt_layout_once(ddp, region.instance)
+    try:
+        region.__exit__(None, None, None)
+        _note_rebuilt_layout_once(ddp, region.instance)
+    except Exception as e:
+        native.notice(f"could not follow a DDP forward ({type(e).__name__}: {e})")
 
 
 def _follow_forward(forward):
