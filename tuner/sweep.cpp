@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "profiler/core/stats.h"
+#include "profiler/regression/statistics.h"
 
 namespace ddpscope::tuner {
 namespace {
@@ -47,22 +48,56 @@ SettingResult summarize_setting(const Setting& s, int buckets,
   return r;
 }
 
+namespace {
+
+std::vector<double> iteration_ms(const SettingResult& r) {
+  std::vector<double> out;
+  for (const auto& i : r.iterations) out.push_back(i.iter_ms);
+  return out;
+}
+
+// Whether the fastest setting beats DDP's default by more than the noise:
+// `check`'s bootstrap of the ratio of medians (one run a side, so iterations
+// are resampled in moving blocks), the same seed every time.
+void compare_with_default(const SettingResult& fastest, const SettingResult& def,
+                          TuneRecommendation& rec) {
+  rec.compared = true;
+  regression::BootstrapSpec spec;
+  spec.level = rec.level;
+  auto ci = regression::bootstrap_ratio({iteration_ms(def)}, {iteration_ms(fastest)}, spec);
+  rec.ratio_lo = ci.lo;
+  rec.ratio_hi = ci.hi;
+  rec.within_noise = ci.hi >= 1.0;
+}
+
+void take(const SettingResult& r, TuneRecommendation& rec) {
+  rec.best = r.setting;
+  rec.iter_ms_median = r.iter_ms_median;
+  rec.iter_ms_p25 = r.iter_ms_p25;
+  rec.iter_ms_p75 = r.iter_ms_p75;
+}
+
+}  // namespace
+
 TuneRecommendation recommend(const std::vector<SettingResult>& results) {
   TuneRecommendation rec;
   const SettingResult* best = nullptr;
   for (const auto& r : results)
     if (!r.iterations.empty() && (!best || r.iter_ms_median < best->iter_ms_median)) best = &r;
   if (!best) return rec;
-  rec.best = best->setting;
-  rec.iter_ms_median = best->iter_ms_median;
-  rec.iter_ms_p25 = best->iter_ms_p25;
-  rec.iter_ms_p75 = best->iter_ms_p75;
+  rec.fastest = best->setting;
+  rec.fastest_iter_ms_median = best->iter_ms_median;
+  take(*best, rec);
   for (const auto& r : results)
     if (r.setting.backend == best->setting.backend && std::fabs(r.setting.bucket_mb - 25) < 1e-9 &&
         !r.iterations.empty()) {
       rec.have_default = true;
       rec.default_iter_ms_median = r.iter_ms_median;
       rec.gain_pct = 100.0 * (r.iter_ms_median - best->iter_ms_median) / r.iter_ms_median;
+      if (&r == best) break;
+      compare_with_default(*best, r, rec);
+      if (rec.within_noise) take(r, rec);
+      break;
     }
   rec.ddp_arguments =
       "DistributedDataParallel(model, bucket_cap_mb=" + number(rec.best.bucket_mb) + ")";

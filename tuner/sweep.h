@@ -33,7 +33,16 @@ SettingResult summarize_setting(const Setting& s, int buckets,
                                 const std::vector<std::vector<IterationSample>>& per_rank);
 
 struct TuneRecommendation {
-  Setting best;
+  Setting best;     // the recommendation: the fastest, or DDP's default within noise of it
+  Setting fastest;  // the lowest median measured
+  double fastest_iter_ms_median = 0;
+  // Fastest vs DDP's default (same backend), by the bootstrap `check` uses:
+  // the interval of median(fastest) / median(default) at `level`. The fastest
+  // is recommended only when the whole interval lies below 1.
+  bool compared = false;
+  bool within_noise = false;  // the default is within noise of the fastest: keep it
+  double level = 0.95;
+  double ratio_lo = 0, ratio_hi = 0;
   double iter_ms_median = 0, iter_ms_p25 = 0, iter_ms_p75 = 0;
   bool have_default = false;  // DDP's default, 25 MB, was measured
   double default_iter_ms_median = 0;

@@ -26,7 +26,7 @@ RULES = {
     "profiler/regression": {"profiler/core", "profiler/store", "profiler/analysis"},
     "injector/runtime": {"profiler/core", "profiler/store"},
     "injector/<source>": {"injector/runtime", "profiler/core", "profiler/store"},
-    "tuner": {"profiler/core", "profiler/store", "profiler/analysis"},
+    "tuner": {"profiler/core", "profiler/store", "profiler/analysis", "profiler/regression"},
     "reports": {"profiler/core", "profiler/store", "profiler/analysis", "profiler/regression"},
     "cli": {"profiler/core", "profiler/store", "profiler/analysis", "profiler/regression",
             "reports", "tuner"},

@@ -18,7 +18,14 @@ json recommendation_json(const TuneRecommendation& rec) {
   if (rec.have_default) {
     j["default_bucket_mb"] = 25;
     j["default_iter_ms_median"] = rec.default_iter_ms_median;
-    j["gain_pct_vs_default"] = rec.gain_pct;
+    j["gain_pct_vs_default"] = rec.gain_pct;  // the fastest's median gain
+  }
+  j["fastest_bucket_mb"] = rec.fastest.bucket_mb;
+  if (rec.compared) {
+    // `check`'s bootstrap of median(fastest) / median(default), as a gain.
+    j["confidence"] = rec.level;
+    j["gain_pct_interval"] = {100 * (1 - rec.ratio_hi), 100 * (1 - rec.ratio_lo)};
+    j["within_noise"] = rec.within_noise;
   }
   return j;
 }

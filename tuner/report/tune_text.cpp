@@ -35,10 +35,26 @@ void print_tune_recommendation(const TuneRecommendation& rec, std::ostream& out)
            rec.best.backend.c_str(), rec.best.bucket_mb, rec.iter_ms_median, rec.iter_ms_p25,
            rec.iter_ms_p75);
   out << line;
-  if (rec.have_default) {
-    snprintf(line, sizeof line, "vs DDP's default 25 MB: %.2f ms, %+.1f%% %s\n",
+  if (rec.compared && rec.within_noise) {
+    snprintf(line, sizeof line,
+             "DDP's default 25 MB is within noise of the fastest, bucket_cap_mb=%g (%.2f ms vs "
+             "%.2f ms; %.0f%% interval of the gain %+.1f%%..%+.1f%% includes 0): keep the "
+             "default\n",
+             rec.fastest.bucket_mb, rec.fastest_iter_ms_median, rec.default_iter_ms_median,
+             rec.level * 100, 100 * (1 - rec.ratio_hi), 100 * (1 - rec.ratio_lo));
+    out << line;
+  } else if (rec.have_default) {
+    snprintf(line, sizeof line, "vs DDP's default 25 MB: %.2f ms, %+.1f%% %s",
              rec.default_iter_ms_median, rec.gain_pct, rec.gain_pct > 0 ? "faster" : "");
     out << line;
+    if (rec.compared) {
+      snprintf(line, sizeof line, " (%.0f%% interval of the gain %+.1f%%..%+.1f%%)",
+               rec.level * 100, 100 * (1 - rec.ratio_hi), 100 * (1 - rec.ratio_lo));
+      out << line;
+    }
+    out << "\n";
+  } else {
+    out << "DDP's default 25 MB was not measured: no confidence in the gain over it\n";
   }
   out << "  " << rec.ddp_arguments << "\n";
   for (const auto& e : rec.environment) out << "  " << e << "\n";
