@@ -1,5 +1,6 @@
 #include "tuner/sweep_spec.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -16,13 +17,19 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// A cap DDP can take: int(mb * 2^20) bytes must be a finite number of bytes
+// (strtod gives inf for 1e309).
 std::vector<double> parse_bucket_sizes(const std::string& list) {
   std::vector<double> out;
-  for (const auto& item : split_list(list)) {
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty())
+      throw SweepInputError("--bucket-mb: an empty item in '" + list + "' (write 1,2,4)");
     char* end = nullptr;
     double v = strtod(item.c_str(), &end);
-    if (*end || !(v > 0))
-      throw SweepInputError("--bucket-mb: '" + item + "' is not a positive number");
+    if (*end || !(v > 0) || !std::isfinite(v) || v * 1024 * 1024 >= 0x1p63)
+      throw SweepInputError("--bucket-mb: '" + item +
+                            "' is not a positive number of MiB below 2^43");
     out.push_back(v);
   }
   if (out.empty()) throw SweepInputError("--bucket-mb: no sizes given");

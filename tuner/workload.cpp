@@ -66,12 +66,19 @@ void check_ready_order(const Workload& w, const std::string& where) {
 
 void validate(const Workload& w, const std::string& where) {
   if (w.params.empty()) fail(where, "params must not be empty");
+  uint64_t total = 0;
   for (size_t i = 0; i < w.params.size(); ++i) {
     const Param& p = w.params[i];
     if (p.numel == 0) fail(where, param_field(i, "numel") + " must be a positive integer");
     if (dtype_bytes(p.dtype) == 0)
       fail(where, param_field(i, "dtype") + " '" + std::string(name_of(p.dtype)) +
                       "' has no element size");
+    // Sizes must add up without wrapping: 2^62 float32 elements are 2^64 bytes,
+    // which uint64_t arithmetic would plan as a bucket of 0 bytes.
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(p.numel, dtype_bytes(p.dtype), &bytes) ||
+        __builtin_add_overflow(total, bytes, &total))
+      fail(where, param_field(i, "numel") + " is too large: the parameters' bytes exceed 2^64");
     check_time(p.backward_us, where, param_field(i, "backward_us"));
   }
   check_time(w.forward_us, where, "forward_us");
@@ -100,6 +107,11 @@ json read_json(const std::string& path) {
     for (char& c : msg)
       if (static_cast<unsigned char>(c) < 0x20) c = ' ';
     fail(path, "invalid JSON at byte " + std::to_string(e.byte) + ": " + msg);
+  } catch (const json::out_of_range& e) {
+    // A number no double holds (1e400): nlohmann says "number overflow parsing".
+    std::string msg = e.what();
+    if (auto at = msg.find("] "); at != std::string::npos) msg.erase(0, at + 2);
+    fail(path, "invalid JSON: " + msg);
   }
 }
 

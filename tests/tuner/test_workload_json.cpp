@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/subprocess.h"
+#include "tuner/sweep_spec.h"
 #include "tuner/workload.h"
 
 using namespace ddpscope;
@@ -95,6 +96,30 @@ TEST_CASE("file-level problems are one line naming the file") {
     CHECK(std::string(e.what()).find('\n') == std::string::npos);
   }
   CHECK(error_for(json::array()) == "the top level must be a JSON object");
+  const std::string huge =
+      write_file("{\"name\": \"x\", \"params\": [{\"name\": \"a\", \"numel\": 1e400}]}");
+  CHECK_THROWS_WITH(load_workload_json(huge),
+                    huge + ": invalid JSON: number overflow parsing '1e400'");
+}
+
+TEST_CASE("sizes that overflow 64 bits are refused, not planned as 0 bytes") {
+  const std::string path = write_file(
+      "{\"name\": \"x\", \"forward_us\": 1, \"optimizer_us\": 1, \"params\": [{\"name\": "
+      "\"a\", \"numel\": 4611686018427387904, \"dtype\": \"float32\", \"backward_us\": 1}]}");
+  CHECK_THROWS_WITH(load_workload_json(path),
+                    path + ": params[0].numel is too large: the parameters' bytes exceed 2^64");
+}
+
+TEST_CASE("bucket-size lists: empty items and sizes DDP cannot take are refused") {
+  CHECK(parse_bucket_sizes("1,2.5") == std::vector<double>{1, 2.5});
+  CHECK_THROWS_WITH(parse_bucket_sizes("1,,2"),
+                    "--bucket-mb: an empty item in '1,,2' (write 1,2,4)");
+  CHECK_THROWS_WITH(parse_bucket_sizes("1e309"),
+                    "--bucket-mb: '1e309' is not a positive number of MiB below 2^43");
+  CHECK_THROWS_WITH(parse_bucket_sizes("nan"),
+                    "--bucket-mb: 'nan' is not a positive number of MiB below 2^43");
+  CHECK_THROWS_WITH(parse_bucket_sizes("0"),
+                    "--bucket-mb: '0' is not a positive number of MiB below 2^43");
 }
 
 TEST_CASE("top-level fields are named when missing or wrong") {
