@@ -166,6 +166,62 @@ struct DdpRegionRecord {
   int64_t end_ns = kNoTime;
 };
 
+// NCCL's own account of its work, from its profiler plugin
+// (injector/nccl_profiler/). comm_hash is the 64-bit hash NCCL hands the
+// plugin at init (its commHash), stored as its two's-complement int64; seq is
+// NCCL's per-communicator collective sequence number (-1: unknown).
+struct NcclPluginCommRecord {
+  int32_t rank = 0;
+  int64_t comm_hash = 0;
+  std::string name;  // the communicator's name, if the job gave one
+  int32_t nnodes = 0, nranks = 0, comm_rank = -1;
+  int64_t recorded_ns = kNoTime;
+};
+
+struct NcclPluginCollectiveRecord {
+  int32_t rank = 0;
+  int64_t comm_hash = 0;
+  int64_t seq = -1;
+  std::string func, algo, proto, dtype;  // NCCL's own names: "AllReduce", "RING", "LL128"
+  int32_t nchannels = 0, nwarps = 0;
+  int64_t count = 0;
+  int32_t root = -1;
+  uint32_t tid = 0;
+  int64_t start_ns = kNoTime;  // NCCL's task start and stop (host side)
+  int64_t end_ns = kNoTime;
+};
+
+// One proxy operation: one channel's network send or receive for a collective.
+struct NcclProxyOpRecord {
+  int32_t rank = 0;
+  int64_t comm_hash = 0;
+  int64_t seq = -1;
+  int32_t channel = 0, peer = -1;
+  bool is_send = false;
+  int32_t nsteps = 0, chunk_bytes = 0;
+  int64_t start_ns = kNoTime;
+  int64_t progress_ns = kNoTime;  // when the proxy began progressing it
+  int64_t end_ns = kNoTime;
+};
+
+// One proxy step: one network transfer of a proxy operation. The *_wait_ns
+// columns are when the step entered that state (kNoTime: never did).
+struct NcclProxyStepRecord {
+  int32_t rank = 0;
+  int64_t comm_hash = 0;
+  int64_t seq = -1;
+  int32_t channel = 0, peer = -1;
+  bool is_send = false;
+  int32_t step = 0;
+  int64_t bytes = 0;
+  int64_t start_ns = kNoTime;
+  int64_t gpu_wait_ns = kNoTime;    // send: waiting for the GPU's data; recv: for the GPU to drain
+  int64_t peer_wait_ns = kNoTime;   // send: waiting for the peer's clear-to-send
+  int64_t net_wait_ns = kNoTime;    // posted to the network, waiting for it to complete
+  int64_t flush_wait_ns = kNoTime;  // recv: waiting for the GPUDirect flush
+  int64_t end_ns = kNoTime;
+};
+
 const char* name_of(DdpRegionKind kind);
 std::optional<DdpRegionKind> parse_ddp_region_kind(std::string_view name);
 

@@ -15,14 +15,18 @@ namespace ddpscope::store {
     static Record read(const Statement& s);                     \
   }
 
-DDPSCOPE_ROW(ProcessRecord);     // rows_run.cpp
-DDPSCOPE_ROW(CommRecord);        // rows_run.cpp
-DDPSCOPE_ROW(CollectiveRecord);  // rows_run.cpp
-DDPSCOPE_ROW(KernelRecord);      // rows_gpu.cpp
-DDPSCOPE_ROW(RangeRecord);       // rows_gpu.cpp
-DDPSCOPE_ROW(SyncRecord);        // rows_gpu.cpp
-DDPSCOPE_ROW(DdpInfoRecord);     // rows_ddp.cpp
-DDPSCOPE_ROW(DdpRegionRecord);   // rows_ddp.cpp
+DDPSCOPE_ROW(ProcessRecord);               // rows_run.cpp
+DDPSCOPE_ROW(CommRecord);                  // rows_run.cpp
+DDPSCOPE_ROW(CollectiveRecord);            // rows_run.cpp
+DDPSCOPE_ROW(KernelRecord);                // rows_gpu.cpp
+DDPSCOPE_ROW(RangeRecord);                 // rows_gpu.cpp
+DDPSCOPE_ROW(SyncRecord);                  // rows_gpu.cpp
+DDPSCOPE_ROW(DdpInfoRecord);               // rows_ddp.cpp
+DDPSCOPE_ROW(DdpRegionRecord);             // rows_ddp.cpp
+DDPSCOPE_ROW(NcclPluginCommRecord);        // rows_nccl_plugin.cpp
+DDPSCOPE_ROW(NcclPluginCollectiveRecord);  // rows_nccl_plugin.cpp
+DDPSCOPE_ROW(NcclProxyOpRecord);           // rows_nccl_plugin.cpp
+DDPSCOPE_ROW(NcclProxyStepRecord);         // rows_nccl_plugin.cpp
 
 #undef DDPSCOPE_ROW
 

@@ -26,10 +26,20 @@ bool is_collective_id(const TableSpec& t, const Column& c) {
 
 std::span<const TableSpec* const> tables() {
   static const TableSpec* const all[] = {
-      &Row<ProcessRecord>::table(), &Row<CommRecord>::table(),  &Row<CollectiveRecord>::table(),
-      &Row<KernelRecord>::table(),  &Row<RangeRecord>::table(), &Row<SyncRecord>::table(),
-      &Row<DdpInfoRecord>::table(), &Row<DdpRegionRecord>::table(),
-      &tune_runs_table(),           &tune_results_table(),
+      &Row<ProcessRecord>::table(),
+      &Row<CommRecord>::table(),
+      &Row<CollectiveRecord>::table(),
+      &Row<KernelRecord>::table(),
+      &Row<RangeRecord>::table(),
+      &Row<SyncRecord>::table(),
+      &Row<DdpInfoRecord>::table(),
+      &Row<DdpRegionRecord>::table(),
+      &Row<NcclPluginCommRecord>::table(),
+      &Row<NcclPluginCollectiveRecord>::table(),
+      &Row<NcclProxyOpRecord>::table(),
+      &Row<NcclProxyStepRecord>::table(),
+      &tune_runs_table(),
+      &tune_results_table(),
   };
   return all;
 }

@@ -156,6 +156,9 @@ TEST_CASE("bad files are refused with one line naming them") {
   CHECK_THAT(error_of([&] { RunReader r(dir + "/text.db"); }),
              Catch::StartsWith(dir + "/text.db: not an SQLite database"));
 
+  const std::string kDropPluginTables =
+      "DROP TABLE nccl_plugin_comms; DROP TABLE nccl_plugin_collectives; "
+      "DROP TABLE nccl_proxy_ops; DROP TABLE nccl_proxy_steps; ";
   {
     Connection c(dir + "/foreign.db", Connection::Mode::create);
     c.exec("CREATE TABLE t(x); INSERT INTO t VALUES(1);");
@@ -175,13 +178,29 @@ TEST_CASE("bad files are refused with one line naming them") {
     // A v1 file (before DDP's own account): it reads, without those tables.
     Connection c(dir + "/v1.db", Connection::Mode::create);
     create_schema(c);
-    c.exec("DROP TABLE ddp_info; DROP TABLE ddp_regions; PRAGMA user_version=1");
+    c.exec("DROP TABLE ddp_info; DROP TABLE ddp_regions; " + kDropPluginTables +
+           "PRAGMA user_version=1");
   }
   {
     RunReader v1(dir + "/v1.db");
     CHECK(v1.schema_version() == 1);
     CHECK(v1.rows<DdpInfoRecord>().empty());
     CHECK(v1.rows<DdpRegionRecord>().empty());
+    CHECK(v1.rows<NcclPluginCollectiveRecord>().empty());
+  }
+  {
+    // A v2 file (before NCCL's profiler plugin): it reads, without those tables.
+    Connection c(dir + "/v2.db", Connection::Mode::create);
+    create_schema(c);
+    c.exec(kDropPluginTables + "PRAGMA user_version=2");
+  }
+  {
+    RunReader v2(dir + "/v2.db");
+    CHECK(v2.schema_version() == 2);
+    CHECK(v2.rows<NcclPluginCommRecord>().empty());
+    CHECK(v2.rows<NcclPluginCollectiveRecord>().empty());
+    CHECK(v2.rows<NcclProxyOpRecord>().empty());
+    CHECK(v2.rows<NcclProxyStepRecord>().empty());
   }
 
   {

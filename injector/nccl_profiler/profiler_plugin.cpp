@@ -1,0 +1,212 @@
+// NCCL's profiler plugin inside libddpscope_inject.so: NCCL (>= 2.23) dlopen()s
+// the library NCCL_PROFILER_PLUGIN names and looks up "ncclProfiler_v5", then
+// "ncclProfiler_v4" (profiler_abi.h). Living in the injector means one library
+// for the hooks and the plugin, one set of rings and one rank file; where NCCL
+// is linked statically (no hook can interpose) the plugin alone still records.
+//
+// Hot path (every collective, proxy op and network step): a pool slot taken
+// with one CAS, a timestamp, at stop one ring event. No lock, no allocation.
+#include <unistd.h>
+
+#include "injector/nccl_profiler/plugin_events.h"
+#include "injector/nccl_profiler/profiler_abi.h"
+#include "injector/runtime/capture.h"
+#include "injector/runtime/log.h"
+#include "injector/runtime/name_table.h"
+#include "profiler/core/clock.h"
+
+namespace ddpscope::inject::nccl_profiler {
+namespace {
+
+// The events we ask NCCL for: collectives (algorithm, protocol, channels) and
+// the proxy's network operations and steps. Not yet: groups, p2p, kernel
+// channels, API-level events.
+constexpr int kActivationMask = kColl | kProxyOp | kProxyStep;
+
+struct PluginComm {
+  uint64_t comm_hash;
+  int rank;
+};
+
+SlotPool<CollSlot, 4096> g_colls;
+SlotPool<OpSlot, 8192> g_ops;
+SlotPool<StepSlot, 16384> g_steps;
+pid_t g_pid = 0;  // proxy ops of another process carry parents that are not ours
+
+// NCCL calls us from inside the hooks' real calls (tl_depth > 0), so only the
+// runtime's state decides, not capturing().
+bool recording() { return g_state.load(std::memory_order_relaxed) <= int(State::running); }
+
+template <typename Slot, uint32_t N>
+Slot* take(SlotPool<Slot, N>& pool, const char* what) {
+  Slot* s = pool.acquire();
+  if (!s) notice_once(Notice::misc, "too many open NCCL %s events; one not recorded", what);
+  return s;
+}
+
+Result init(void** context, uint64_t comm_hash, int* mask, const char* name, int nnodes, int nranks,
+            int rank) {
+  *context = new PluginComm{comm_hash, rank};
+  if (mask) *mask = kActivationMask;
+  g_pid = getpid();
+  if (recording()) {
+    ReentrancyGuard guard;
+    emit_comm(comm_hash, name, nnodes, nranks, rank);
+  }
+  return kSuccess;
+}
+
+void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
+  CollSlot* s = take(g_colls, "collective");
+  if (!s) return nullptr;
+  s->t_start = clock::ticks();
+  s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
+  s->id.seq.store(int64_t(d.seqNumber), std::memory_order_relaxed);
+  NameTable& names = name_table();
+  s->func = names.intern(d.func);
+  s->algo = names.intern(d.algo);
+  s->proto = names.intern(d.proto);
+  s->dtype = names.intern(d.datatype);
+  s->count = d.count;
+  s->root = d.root;
+  s->nchannels = d.nChannels;
+  s->nwarps = d.nWarps;
+  s->tid = thread_id();
+  return s;
+}
+
+void* start_op(const PluginComm& comm, void* parent, const ProxyOpDescr& d) {
+  OpSlot* s = take(g_ops, "proxy op");
+  if (!s) return nullptr;
+  s->t_start = clock::ticks();
+  CollSlot* coll = d.pid == g_pid ? g_colls.find(parent) : nullptr;
+  if (coll) {
+    s->id.copy_from(coll->id);
+  } else {  // a p2p, or another process's collective: the communicator only
+    s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
+    s->id.seq.store(-1, std::memory_order_relaxed);
+  }
+  s->id.channel.store(d.channelId, std::memory_order_relaxed);
+  s->id.peer.store(d.peer, std::memory_order_relaxed);
+  s->id.is_send.store(d.isSend != 0, std::memory_order_relaxed);
+  s->t_progress.store(0, std::memory_order_relaxed);
+  s->nsteps = d.nSteps;
+  s->chunk = d.chunkSize;
+  return s;
+}
+
+void* start_step(const PluginComm& comm, void* parent, const ProxyStepDescr& d) {
+  StepSlot* s = take(g_steps, "proxy step");
+  if (!s) return nullptr;
+  s->t_start = clock::ticks();
+  if (OpSlot* op = g_ops.find(parent)) {
+    s->id.copy_from(op->id);
+  } else {
+    s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
+    s->id.seq.store(-1, std::memory_order_relaxed);
+  }
+  s->step = d.step;
+  for (auto& t : s->t_state) t.store(0, std::memory_order_relaxed);
+  s->bytes.store(0, std::memory_order_relaxed);
+  return s;
+}
+
+Result stop_event(void* handle) {
+  if (!handle) return kSuccess;
+  uint64_t t = clock::ticks();
+  bool record = recording();
+  ReentrancyGuard guard;
+  if (CollSlot* s = g_colls.find(handle)) {
+    if (record) emit_coll(*s, t);
+    g_colls.release(s);
+  } else if (OpSlot* s = g_ops.find(handle)) {
+    if (record) emit_op(*s, t);
+    g_ops.release(s);
+  } else if (StepSlot* s = g_steps.find(handle)) {
+    if (record) emit_step(*s, t);
+    g_steps.release(s);
+  }
+  return kSuccess;
+}
+
+int step_state_index(EventState state) {
+  switch (state) {
+    case kStepSendGpuWait:
+    case kStepRecvGpuWait:
+      return kGpuWait;
+    case kStepSendPeerWait:
+      return kPeerWait;
+    case kStepSendWait:
+    case kStepRecvWait:
+      return kNetWait;
+    case kStepRecvFlushWait:
+      return kFlushWait;
+    default:
+      return -1;
+  }
+}
+
+Result record_state(void* handle, EventState state, EventStateArgs* args) {
+  if (!handle) return kSuccess;
+  uint64_t t = clock::ticks();
+  if (StepSlot* s = g_steps.find(handle)) {
+    int i = step_state_index(state);
+    if (i >= 0) s->t_state[i].store(t, std::memory_order_relaxed);
+    if (i >= 0 && args) s->bytes.store(args->proxyStep.transSize, std::memory_order_relaxed);
+  } else if (OpSlot* s = g_ops.find(handle)) {
+    if (state == kOpInProgress) s->t_progress.store(t, std::memory_order_relaxed);
+  }
+  return kSuccess;
+}
+
+Result finalize(void* context) {
+  delete static_cast<PluginComm*>(context);
+  return kSuccess;
+}
+
+// v5 and v4 differ in the descriptor's type width and init's argument order.
+template <typename Descr>
+Result start_event(void* context, void** handle, Descr* d) {
+  *handle = nullptr;
+  if (!context || !d || !recording()) return kSuccess;
+  const auto& comm = *static_cast<PluginComm*>(context);
+  ReentrancyGuard guard;
+  switch (uint64_t(d->type)) {
+    case kColl:
+      *handle = start_coll(comm, d->coll);
+      break;
+    case kProxyOp:
+      *handle = start_op(comm, d->parentObj, d->proxyOp);
+      break;
+    case kProxyStep:
+      *handle = start_step(comm, d->parentObj, d->proxyStep);
+      break;
+    default:
+      break;  // types we did not ask for
+  }
+  return kSuccess;
+}
+
+Result init_v5(void** context, uint64_t comm_id, int* mask, const char* name, int nnodes,
+               int nranks, int rank, DebugLogger) {
+  return init(context, comm_id, mask, name, nnodes, nranks, rank);
+}
+
+Result init_v4(void** context, int* mask, const char* name, uint64_t comm_hash, int nnodes,
+               int nranks, int rank, DebugLogger) {
+  return init(context, comm_hash, mask, name, nnodes, nranks, rank);
+}
+
+}  // namespace
+}  // namespace ddpscope::inject::nccl_profiler
+
+namespace np = ddpscope::inject::nccl_profiler;
+
+// The symbols NCCL looks up (exported by injector/exports.map's nccl*).
+extern "C" __attribute__((visibility("default"))) const np::ProfilerV5 ncclProfiler_v5 = {
+    "ddpscope",     np::init_v5,      np::start_event<np::EventDescrV5>,
+    np::stop_event, np::record_state, np::finalize};
+
+extern "C" __attribute__((visibility("default"))) const np::ProfilerV4 ncclProfiler_v4 = {
+    "ddpscope",     np::init_v4,      np::start_event<np::EventDescrV4>,
+    np::stop_event, np::record_state, np::finalize};

@@ -1,0 +1,130 @@
+// ddpscope's NCCL profiler plugin, loaded the way NCCL loads it
+// (plugin_driver.cpp): every collective's algorithm, protocol and channels,
+// and every proxy op and step, must land in its own row with the right
+// communicator and sequence number, whichever version NCCL picks and whether
+// or not the hooks are preloaded too.
+#include <catch2/catch.hpp>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "profiler/store/reader.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+
+namespace {
+
+constexpr int64_t kCommHash = int64_t(0xabcdef0123456789ull);
+constexpr int kSteps = 3;
+
+struct Want {
+  const char *algo, *proto;
+  int nchannels, nwarps;
+  int64_t count;
+};
+const std::map<int64_t, Want> kWant = {{7, {"RING", "LL", 2, 8, 1024}},
+                                       {8, {"TREE", "LL128", 4, 16, 1 << 20}},
+                                       {9, {"RING", "SIMPLE", 8, 32, 25 << 20}}};
+
+std::string record(const char* version, bool preload) {
+  auto dir = testing::temp_dir(std::string("nccl_plugin_") + version + (preload ? "_pre" : ""));
+  std::map<std::string, std::string> env = {
+      {"DDPSCOPE_OUT", dir}, {"DDPSCOPE_RANK", "1"}, {"DDPSCOPE_FLUSH_MS", "50"}};
+  if (preload) env["LD_PRELOAD"] = INJECT_LIB;
+  auto r = testing::run({PLUGIN_DRIVER_EXE, INJECT_LIB, version}, env);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "mask 26\n");  // collectives, proxy ops, proxy steps
+  return dir + "/rank-1.db";
+}
+
+void check_collectives(store::RunReader& db) {
+  auto colls = db.rows<NcclPluginCollectiveRecord>();
+  REQUIRE(colls.size() == 3);
+  for (const auto& c : colls) {
+    INFO("seq " << c.seq);
+    REQUIRE(kWant.count(c.seq));
+    const Want& w = kWant.at(c.seq);
+    CHECK(c.rank == 1);
+    CHECK(c.comm_hash == kCommHash);
+    CHECK(c.func == "AllReduce");
+    CHECK(c.algo == w.algo);
+    CHECK(c.proto == w.proto);
+    CHECK(c.nchannels == w.nchannels);
+    CHECK(c.nwarps == w.nwarps);
+    CHECK(c.count == w.count);
+    CHECK(c.dtype == "ncclFloat32");
+    CHECK(c.start_ns < c.end_ns);
+  }
+}
+
+void check_proxy_ops(store::RunReader& db) {
+  std::map<int64_t, std::set<int>> channels;  // seq -> channels seen
+  int foreign = 0;
+  for (const auto& o : db.rows<NcclProxyOpRecord>()) {
+    CHECK(o.comm_hash == kCommHash);
+    if (o.seq == -1) {  // another process's op: its parent was not ours
+      ++foreign;
+      continue;
+    }
+    INFO("seq " << o.seq << " channel " << o.channel);
+    CHECK(channels[o.seq].insert(o.channel).second);
+    CHECK(o.is_send == (o.channel % 2 == 0));
+    CHECK(o.peer == (o.is_send ? 2 : 0));
+    CHECK(o.nsteps == kSteps);
+    CHECK(o.chunk_bytes == 4096 * (o.channel + 1));
+    CHECK((o.start_ns <= o.progress_ns && o.progress_ns <= o.end_ns));
+  }
+  CHECK(foreign == 1);
+  for (const auto& [seq, w] : kWant) CHECK(int(channels[seq].size()) == w.nchannels);
+}
+
+void check_proxy_steps(store::RunReader& db) {
+  std::map<std::tuple<int64_t, int, int>, int> seen;  // (seq, channel, step)
+  for (const auto& s : db.rows<NcclProxyStepRecord>()) {
+    INFO("seq " << s.seq << " channel " << s.channel << " step " << s.step);
+    CHECK(s.comm_hash == kCommHash);
+    ++seen[{s.seq, s.channel, s.step}];
+    CHECK(s.is_send == (s.channel % 2 == 0));
+    CHECK(s.bytes == 1000 * (s.channel + 1) + s.step);
+    if (s.is_send) {
+      CHECK((s.start_ns <= s.gpu_wait_ns && s.gpu_wait_ns <= s.peer_wait_ns &&
+             s.peer_wait_ns <= s.net_wait_ns && s.net_wait_ns <= s.end_ns));
+      CHECK(s.flush_wait_ns == kNoTime);
+    } else {
+      CHECK((s.start_ns <= s.net_wait_ns && s.net_wait_ns <= s.flush_wait_ns &&
+             s.flush_wait_ns <= s.gpu_wait_ns && s.gpu_wait_ns <= s.end_ns));
+      CHECK(s.peer_wait_ns == kNoTime);
+    }
+  }
+  size_t want = 0;
+  for (const auto& [seq, w] : kWant) {
+    want += size_t(w.nchannels * kSteps);
+    for (int ch = 0; ch < w.nchannels; ++ch)
+      for (int st = 0; st < kSteps; ++st) CHECK(seen[{seq, ch, st}] == 1);
+  }
+  CHECK(seen.size() == want);
+}
+
+void check_run(const std::string& path) {
+  store::RunReader db(path);
+  auto comms = db.rows<NcclPluginCommRecord>();
+  REQUIRE(comms.size() == 1);
+  CHECK(comms[0].comm_hash == kCommHash);
+  CHECK(comms[0].name == "ddp-pg0");
+  CHECK((comms[0].nranks == 4 && comms[0].comm_rank == 1 && comms[0].nnodes == 1));
+  check_collectives(db);
+  check_proxy_ops(db);
+  check_proxy_steps(db);
+}
+
+}  // namespace
+
+TEST_CASE("NCCL profiler plugin v5, loaded by dlopen alone (static NCCL, no hooks)") {
+  check_run(record("v5", false));
+}
+
+TEST_CASE("NCCL profiler plugin v5, with the hooks preloaded") { check_run(record("v5", true)); }
+
+TEST_CASE("NCCL profiler plugin v4 (NCCL 2.27)") { check_run(record("v4", false)); }
