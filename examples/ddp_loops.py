@@ -40,6 +40,10 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+# The first bucket's cap on rebuild, per torch version: the same rule as the
+# example job's (this folder is first on sys.path when a script runs).
+from ddp_train import first_bucket_bytes  # noqa: E402
+
 # Layer widths of the model most loops train (input 128, 10 classes): five
 # buckets at the default 0.25 MB cap on torch 2.x, and still three on torch
 # 1.13, whose rebuilt first bucket takes at least 1 MiB whatever the cap
@@ -351,18 +355,6 @@ def sizes(value):
     if isinstance(value, (list, tuple)):
         return [int(v) for v in value]
     return [int(v) for v in str(value).replace(",", " ").split()]
-
-
-def first_bucket_bytes(ddp_model):
-    """The first bucket's cap on rebuild: torch 1.13 always
-    dist._DEFAULT_FIRST_BUCKET_BYTES; torch 2.x that only when bucket_cap_mb is
-    not given (examples/ddp_train.py)."""
-    config = getattr(ddp_model, "_bucket_config", None)
-    if config is not None:
-        return config.first_bucket_bytes_cap
-    if getattr(ddp_model, "bucket_bytes_cap_default", True) is False:
-        return ddp_model.bucket_bytes_cap
-    return dist._DEFAULT_FIRST_BUCKET_BYTES
 
 
 def instance_truth(ddp_model):

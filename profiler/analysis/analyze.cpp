@@ -66,12 +66,16 @@ std::map<int, RankAccount> classify(store::RunReader& reader, std::vector<Call>&
   for (auto& r : reader.rows<DdpInfoRecord>("", "rank, recorded_ns")) info[r.rank].push_back(r);
   std::map<int, std::vector<DdpRegionRecord>> regions;
   for (auto& r : reader.rows<DdpRegionRecord>()) regions[r.rank].push_back(r);
+  // One pass to find each rank's calls: a pass per rank would cost ranks x calls.
+  std::map<int, std::vector<size_t>> by_rank;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (info.count(calls[i].rank)) by_rank[calls[i].rank].push_back(i);
   std::map<int, RankAccount> out;
   for (auto& [rank, facts] : info) {
-    std::vector<size_t> index;
+    const auto& index = by_rank[rank];
     std::vector<Call> mine;
-    for (size_t i = 0; i < calls.size(); ++i)
-      if (calls[i].rank == rank) index.push_back(i), mine.push_back(calls[i]);
+    mine.reserve(index.size());
+    for (size_t i : index) mine.push_back(calls[i]);
     out[rank] = classify_rank(mine, regions[rank], facts);
     for (size_t k = 0; k < index.size(); ++k) calls[index[k]] = mine[k];
   }

@@ -33,6 +33,28 @@ constexpr Column kStepColumns[] = {
     {"gpu_wait_ns", "INTEGER"},   {"peer_wait_ns", "INTEGER"}, {"net_wait_ns", "INTEGER"},
     {"flush_wait_ns", "INTEGER"}, {"end_ns", "INTEGER"}};
 
+// A proxy op and its steps share their first six columns: which rank,
+// communicator, collective, channel, peer and direction.
+template <typename Proxy>
+void bind_proxy_identity(Statement& s, int b, const Proxy& r) {
+  s.bind(b + 1, int64_t(r.rank));
+  s.bind(b + 2, r.comm_hash);
+  s.bind(b + 3, r.seq);
+  s.bind(b + 4, int64_t(r.channel));
+  s.bind(b + 5, int64_t(r.peer));
+  s.bind(b + 6, int64_t(r.is_send));
+}
+
+template <typename Proxy>
+void read_proxy_identity(const Statement& s, Proxy& r) {
+  r.rank = int32_t(s.int64(0));
+  r.comm_hash = s.int64(1);
+  r.seq = s.int64(2);
+  r.channel = int32_t(s.int64(3));
+  r.peer = int32_t(s.int64(4));
+  r.is_send = s.int64(5) != 0;
+}
+
 }  // namespace
 
 const TableSpec& Row<NcclPluginCommRecord>::table() {
@@ -117,12 +139,7 @@ const TableSpec& Row<NcclProxyOpRecord>::table() {
 }
 
 void Row<NcclProxyOpRecord>::bind(Statement& s, int b, const NcclProxyOpRecord& r) {
-  s.bind(b + 1, int64_t(r.rank));
-  s.bind(b + 2, r.comm_hash);
-  s.bind(b + 3, r.seq);
-  s.bind(b + 4, int64_t(r.channel));
-  s.bind(b + 5, int64_t(r.peer));
-  s.bind(b + 6, int64_t(r.is_send));
+  bind_proxy_identity(s, b, r);
   s.bind(b + 7, int64_t(r.nsteps));
   s.bind(b + 8, int64_t(r.chunk_bytes));
   s.bind_time(b + 9, r.start_ns);
@@ -132,12 +149,7 @@ void Row<NcclProxyOpRecord>::bind(Statement& s, int b, const NcclProxyOpRecord& 
 
 NcclProxyOpRecord Row<NcclProxyOpRecord>::read(const Statement& s) {
   NcclProxyOpRecord r;
-  r.rank = int32_t(s.int64(0));
-  r.comm_hash = s.int64(1);
-  r.seq = s.int64(2);
-  r.channel = int32_t(s.int64(3));
-  r.peer = int32_t(s.int64(4));
-  r.is_send = s.int64(5) != 0;
+  read_proxy_identity(s, r);
   r.nsteps = int32_t(s.int64(6));
   r.chunk_bytes = int32_t(s.int64(7));
   r.start_ns = s.time(8);
@@ -152,12 +164,7 @@ const TableSpec& Row<NcclProxyStepRecord>::table() {
 }
 
 void Row<NcclProxyStepRecord>::bind(Statement& s, int b, const NcclProxyStepRecord& r) {
-  s.bind(b + 1, int64_t(r.rank));
-  s.bind(b + 2, r.comm_hash);
-  s.bind(b + 3, r.seq);
-  s.bind(b + 4, int64_t(r.channel));
-  s.bind(b + 5, int64_t(r.peer));
-  s.bind(b + 6, int64_t(r.is_send));
+  bind_proxy_identity(s, b, r);
   s.bind(b + 7, int64_t(r.step));
   s.bind(b + 8, r.bytes);
   s.bind_time(b + 9, r.start_ns);
@@ -170,12 +177,7 @@ void Row<NcclProxyStepRecord>::bind(Statement& s, int b, const NcclProxyStepReco
 
 NcclProxyStepRecord Row<NcclProxyStepRecord>::read(const Statement& s) {
   NcclProxyStepRecord r;
-  r.rank = int32_t(s.int64(0));
-  r.comm_hash = s.int64(1);
-  r.seq = s.int64(2);
-  r.channel = int32_t(s.int64(3));
-  r.peer = int32_t(s.int64(4));
-  r.is_send = s.int64(5) != 0;
+  read_proxy_identity(s, r);
   r.step = int32_t(s.int64(6));
   r.bytes = s.int64(7);
   r.start_ns = s.time(8);

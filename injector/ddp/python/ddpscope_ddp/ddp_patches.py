@@ -16,7 +16,9 @@ from ddpscope_ddp.native import (COMM_HOOK, FORWARD, GRAD_ENABLED, INIT, JOIN_FI
                                  JOIN_SHADOW, REBUILT, SHADOW, SYNC, Region)
 
 _instances = weakref.WeakKeyDictionary()  # DDP module -> instance number
-_rebuilt_noted = weakref.WeakKeyDictionary()  # DDP module -> True once layout noted
+# DDP module -> forwards left to look for its rebuilt layout (0: noted, or given up)
+_rebuilt_looks = weakref.WeakKeyDictionary()
+_REBUILT_LOOKS = 32
 _count = [0]
 
 
@@ -341,14 +343,20 @@ def _note_configuration(ddp, instance):
 
 def _note_rebuilt_layout_once(ddp, instance):
     """DDP fills rebuilt_bucket_sizes in its logging data only at the sync
-    forward after the rebuild: looked for once per forward until found."""
-    if ddp in _rebuilt_noted or not getattr(ddp, "_has_rebuilt_buckets", False):
+    forward after the rebuild: looked for once per forward until found, for at
+    most _REBUILT_LOOKS forwards (no_sync() micro-batches leave it unfilled),
+    so that a torch which never fills it costs nothing for the rest of the
+    job; the analysis then reads the layout off the wire."""
+    if not getattr(ddp, "_has_rebuilt_buckets", False):
+        return
+    left = _rebuilt_looks.get(ddp, _REBUILT_LOOKS)
+    if left <= 0:
         return
     data = _logging_data(ddp)
     sizes = _sizes(data.get("rebuilt_bucket_sizes"))
+    _rebuilt_looks[ddp] = left - 1 if not sizes else 0
     if not sizes:
         return
-    _rebuilt_noted[ddp] = True
     native.info(instance, "rebuilt_bucket_sizes", sizes)
     order = data.get("rebuilt_per_bucket_param_indices")
     if isinstance(order, str):
