@@ -1,5 +1,5 @@
 // `ddpscope record [-o DIR] [--nproc N] [--flush-ms MS] [--no-cupti] [--no-nvtx]
-//  [--no-python-hook] -- CMD...`
+//  [--no-python-hook] [--no-nccl-plugin] -- CMD...`
 #include <unistd.h>
 
 #include <climits>
@@ -21,7 +21,7 @@ struct RecordArgs {
   std::string out_dir;
   int nproc = 0;
   int flush_ms = 200;
-  bool no_cupti = false, no_nvtx = false, no_python_hook = false;
+  bool no_cupti = false, no_nvtx = false, no_python_hook = false, no_nccl_plugin = false;
   std::vector<std::string> command;
 };
 
@@ -104,6 +104,19 @@ void attach_nvtx(core::LaunchSpec& spec, const std::string& injector) {
   spec.env["NVTX_INJECTION64_PATH"] = injector;
 }
 
+// NCCL (>= 2.23) loads the profiler plugin NCCL_PROFILER_PLUGIN names; the
+// injector is one (docs/nccl_plugin.md). A plugin the user chose keeps the slot.
+void attach_nccl_plugin(core::LaunchSpec& spec, const std::string& injector) {
+  const char* theirs = getenv("NCCL_PROFILER_PLUGIN");
+  if (theirs && *theirs) {
+    if (theirs != injector)
+      std::cerr << "ddpscope: keeping your NCCL_PROFILER_PLUGIN (" << theirs
+                << "); NCCL's algorithm and protocol choices go to that plugin, not to ddpscope\n";
+    return;
+  }
+  spec.env["NCCL_PROFILER_PLUGIN"] = injector;
+}
+
 bool prepare_output_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -160,6 +173,7 @@ int run_record(RecordArgs& a) {
     spec.env["DDPSCOPE_PYTHON"] = a.no_python_hook ? "0" : "1";
     if (!a.no_nvtx) attach_nvtx(spec, injector);
     if (!a.no_python_hook) attach_python_hook(spec, injector);
+    if (!a.no_nccl_plugin) attach_nccl_plugin(spec, injector);
   }
   int status = core::launch_and_wait(spec);
   if (recording) merge_recording(a.out_dir);
@@ -181,6 +195,9 @@ Run add_record(CLI::App& app) {
   sub->add_flag("--no-nvtx", args->no_nvtx, "no NVTX range capture");
   sub->add_flag("--no-python-hook", args->no_python_hook,
                 "no Python start-up hook: DDP buckets are inferred from the all-reduce pattern");
+  sub->add_flag("--no-nccl-plugin", args->no_nccl_plugin,
+                "do not load ddpscope as NCCL's profiler plugin (no algorithm, protocol, "
+                "channels or network steps)");
   sub->add_option("command", args->command, "the training command (after --)")->required();
   sub->footer(options_help());
   return [args] { return run_record(*args); };

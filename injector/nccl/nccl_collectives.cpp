@@ -58,21 +58,6 @@ uint64_t next_seq(CommInfo& comm) {
   return s;
 }
 
-// nccl-tests' S: the whole message for ops whose count is per rank.
-uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
-  uint64_t b = uint64_t(count) * elem;
-  switch (op) {
-    case Op::allgather:
-    case Op::reduce_scatter:
-    case Op::alltoall:
-    case Op::gather:
-    case Op::scatter:
-      return b * uint64_t(nranks > 0 ? nranks : 1);
-    default:
-      return b;
-  }
-}
-
 // A datatype newer than nccl_abi.h (a newer libnccl than we were built for):
 // its calls are recorded with 0 bytes, and the user is told once.
 [[gnu::cold, gnu::noinline]] void unknown_dtype(int dtype) {

@@ -13,7 +13,7 @@
 namespace ddpscope::inject::nccl_profiler {
 namespace {
 
-enum Kind : uint8_t { kComm, kColl, kOp, kStep };
+enum Kind : uint8_t { kComm, kColl, kOp, kStep, kKernelCh };
 
 struct CommEvent {
   uint64_t comm_hash, t;
@@ -23,16 +23,16 @@ struct CommEvent {
 
 struct CollEvent {
   uint64_t comm_hash;
-  int64_t seq;
+  int64_t seq, coll_key;
   uint64_t count, t_start, t_end;
   uint32_t func, algo, proto, dtype, tid;
-  int32_t root;
+  int32_t root, comm_rank;
   uint8_t nchannels, nwarps;
 };
 
 struct OpEvent {
   uint64_t comm_hash;
-  int64_t seq;
+  int64_t seq, coll_key;
   uint64_t t_start, t_progress, t_end;
   int32_t channel, peer, nsteps, chunk;
   uint8_t is_send;
@@ -40,10 +40,17 @@ struct OpEvent {
 
 struct StepEvent {
   uint64_t comm_hash;
-  int64_t seq;
+  int64_t seq, coll_key;
   uint64_t t_start, t_state[kStepStates], t_end, bytes;
   int32_t channel, peer, step;
   uint8_t is_send;
+};
+
+struct KernelChEvent {
+  uint64_t comm_hash;
+  int64_t coll_key;
+  uint64_t t_start, t_end, gpu_start, gpu_stop;
+  int32_t channel;
 };
 
 std::string name(uint32_t id) { return std::string(name_table().name(id)); }
@@ -71,13 +78,15 @@ void convert_coll(const CollEvent& c, Rows& rows) {
   r.tid = c.tid;
   r.start_ns = ns(rows, c.t_start);
   r.end_ns = ns(rows, c.t_end);
+  r.comm_rank = c.comm_rank;
+  r.coll_key = c.coll_key;
   rows.add(std::move(r));
 }
 
 void convert_op(const OpEvent& o, Rows& rows) {
   rows.add(NcclProxyOpRecord{0, int64_t(o.comm_hash), o.seq, o.channel, o.peer, o.is_send != 0,
                              o.nsteps, o.chunk, ns(rows, o.t_start), ns(rows, o.t_progress),
-                             ns(rows, o.t_end)});
+                             ns(rows, o.t_end), o.coll_key});
 }
 
 void convert_step(const StepEvent& s, Rows& rows) {
@@ -95,7 +104,14 @@ void convert_step(const StepEvent& s, Rows& rows) {
   r.net_wait_ns = ns(rows, s.t_state[kNetWait]);
   r.flush_wait_ns = ns(rows, s.t_state[kFlushWait]);
   r.end_ns = ns(rows, s.t_end);
+  r.coll_key = s.coll_key;
   rows.add(r);
+}
+
+void convert_kernel_ch(const KernelChEvent& k, Rows& rows) {
+  rows.add(NcclKernelChannelRecord{0, int64_t(k.comm_hash), k.coll_key, k.channel,
+                                   int64_t(k.gpu_start), int64_t(k.gpu_stop), ns(rows, k.t_start),
+                                   ns(rows, k.t_end)});
 }
 
 void convert(const Event& e, Rows& rows) {
@@ -108,6 +124,8 @@ void convert(const Event& e, Rows& rows) {
       return convert_op(e.as<OpEvent>(), rows);
     case kStep:
       return convert_step(e.as<StepEvent>(), rows);
+    case kKernelCh:
+      return convert_kernel_ch(e.as<KernelChEvent>(), rows);
   }
 }
 
@@ -126,6 +144,7 @@ Body* reserve(Kind kind) {
 void Lineage::copy_from(const Lineage& p) {
   comm_hash.store(p.comm_hash.load(std::memory_order_relaxed), std::memory_order_relaxed);
   seq.store(p.seq.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  coll_key.store(p.coll_key.load(std::memory_order_relaxed), std::memory_order_relaxed);
   channel.store(p.channel.load(std::memory_order_relaxed), std::memory_order_relaxed);
   peer.store(p.peer.load(std::memory_order_relaxed), std::memory_order_relaxed);
   is_send.store(p.is_send.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -145,6 +164,7 @@ void emit_coll(const CollSlot& s, uint64_t t_end) {
   if (!e) return;
   *e = CollEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                  s.id.seq.load(std::memory_order_relaxed),
+                 s.id.coll_key.load(std::memory_order_relaxed),
                  s.count,
                  s.t_start,
                  t_end,
@@ -154,6 +174,7 @@ void emit_coll(const CollSlot& s, uint64_t t_end) {
                  s.dtype,
                  s.tid,
                  s.root,
+                 s.comm_rank,
                  s.nchannels,
                  s.nwarps};
   publish_event();
@@ -164,6 +185,7 @@ void emit_op(const OpSlot& s, uint64_t t_end) {
   if (!e) return;
   *e = OpEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                s.id.seq.load(std::memory_order_relaxed),
+               s.id.coll_key.load(std::memory_order_relaxed),
                s.t_start,
                s.t_progress.load(std::memory_order_relaxed),
                t_end,
@@ -180,6 +202,7 @@ void emit_step(const StepSlot& s, uint64_t t_end) {
   if (!e) return;
   e->comm_hash = s.id.comm_hash.load(std::memory_order_relaxed);
   e->seq = s.id.seq.load(std::memory_order_relaxed);
+  e->coll_key = s.id.coll_key.load(std::memory_order_relaxed);
   e->t_start = s.t_start;
   for (int i = 0; i < kStepStates; ++i)
     e->t_state[i] = s.t_state[i].load(std::memory_order_relaxed);
@@ -189,6 +212,19 @@ void emit_step(const StepSlot& s, uint64_t t_end) {
   e->peer = s.id.peer.load(std::memory_order_relaxed);
   e->step = s.step;
   e->is_send = s.id.is_send.load(std::memory_order_relaxed);
+  publish_event();
+}
+
+void emit_kernel_ch(const KernelChSlot& s, uint64_t t_end) {
+  auto* e = reserve<KernelChEvent>(kKernelCh);
+  if (!e) return;
+  *e = KernelChEvent{s.id.comm_hash.load(std::memory_order_relaxed),
+                     s.id.coll_key.load(std::memory_order_relaxed),
+                     s.t_start,
+                     t_end,
+                     s.gpu_start,
+                     s.gpu_stop.load(std::memory_order_relaxed),
+                     s.id.channel.load(std::memory_order_relaxed)};
   publish_event();
 }
 

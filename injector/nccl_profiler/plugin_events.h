@@ -17,6 +17,7 @@ namespace ddpscope::inject::nccl_profiler {
 struct Lineage {
   std::atomic<uint64_t> comm_hash{0};
   std::atomic<int64_t> seq{-1};
+  std::atomic<int64_t> coll_key{0};  // the collective's, unique in the process; 0: none
   std::atomic<int32_t> channel{0}, peer{-1};
   std::atomic<uint8_t> is_send{0};
 
@@ -28,7 +29,7 @@ struct CollSlot {
   Lineage id;
   uint64_t t_start = 0, count = 0;
   uint32_t func = 0, algo = 0, proto = 0, dtype = 0, tid = 0;  // name-table ids
-  int32_t root = -1;
+  int32_t root = -1, comm_rank = -1;
   uint8_t nchannels = 0, nwarps = 0;
 };
 
@@ -50,6 +51,14 @@ struct StepSlot {
   int32_t step = 0;
   std::atomic<uint64_t> t_state[kStepStates] = {};
   std::atomic<uint64_t> bytes{0};
+};
+
+// One channel of a collective's kernel: GPU global-timer start and stop.
+struct KernelChSlot {
+  std::atomic<uint32_t> busy{0};
+  Lineage id;
+  uint64_t t_start = 0, gpu_start = 0;
+  std::atomic<uint64_t> gpu_stop{0};
 };
 
 template <typename Slot, uint32_t N>
@@ -84,5 +93,6 @@ void emit_comm(uint64_t comm_hash, const char* name, int nnodes, int nranks, int
 void emit_coll(const CollSlot& s, uint64_t t_end);
 void emit_op(const OpSlot& s, uint64_t t_end);
 void emit_step(const StepSlot& s, uint64_t t_end);
+void emit_kernel_ch(const KernelChSlot& s, uint64_t t_end);
 
 }  // namespace ddpscope::inject::nccl_profiler

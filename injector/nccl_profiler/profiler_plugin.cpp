@@ -18,10 +18,12 @@
 namespace ddpscope::inject::nccl_profiler {
 namespace {
 
-// The events we ask NCCL for: collectives (algorithm, protocol, channels) and
-// the proxy's network operations and steps. Not yet: groups, p2p, kernel
-// channels, API-level events.
-constexpr int kActivationMask = kColl | kProxyOp | kProxyStep;
+// The events we ask NCCL for: collectives (algorithm, protocol, channels),
+// the proxy's network operations and steps, and each channel's kernel start
+// and stop on the GPU's timer (the collective's GPU time where no hook or
+// CUPTI sees it: a statically linked NCCL). Not yet: groups, p2p, API-level
+// events.
+constexpr int kActivationMask = kColl | kProxyOp | kProxyStep | kKernelCh;
 
 struct PluginComm {
   uint64_t comm_hash;
@@ -31,6 +33,8 @@ struct PluginComm {
 SlotPool<CollSlot, 4096> g_colls;
 SlotPool<OpSlot, 8192> g_ops;
 SlotPool<StepSlot, 16384> g_steps;
+SlotPool<KernelChSlot, 4096> g_kernel_chs;
+std::atomic<int64_t> g_next_coll_key{1};
 pid_t g_pid = 0;  // proxy ops of another process carry parents that are not ours
 
 // NCCL calls us from inside the hooks' real calls (tl_depth > 0), so only the
@@ -62,6 +66,9 @@ void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
   s->t_start = clock::ticks();
   s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
   s->id.seq.store(int64_t(d.seqNumber), std::memory_order_relaxed);
+  s->id.coll_key.store(g_next_coll_key.fetch_add(1, std::memory_order_relaxed),
+                       std::memory_order_relaxed);
+  s->comm_rank = comm.rank;
   NameTable& names = name_table();
   s->func = names.intern(d.func);
   s->algo = names.intern(d.algo);
@@ -85,6 +92,7 @@ void* start_op(const PluginComm& comm, void* parent, const ProxyOpDescr& d) {
   } else {  // a p2p, or another process's collective: the communicator only
     s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
     s->id.seq.store(-1, std::memory_order_relaxed);
+    s->id.coll_key.store(0, std::memory_order_relaxed);
   }
   s->id.channel.store(d.channelId, std::memory_order_relaxed);
   s->id.peer.store(d.peer, std::memory_order_relaxed);
@@ -104,10 +112,30 @@ void* start_step(const PluginComm& comm, void* parent, const ProxyStepDescr& d) 
   } else {
     s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
     s->id.seq.store(-1, std::memory_order_relaxed);
+    s->id.coll_key.store(0, std::memory_order_relaxed);
   }
   s->step = d.step;
   for (auto& t : s->t_state) t.store(0, std::memory_order_relaxed);
   s->bytes.store(0, std::memory_order_relaxed);
+  return s;
+}
+
+// NCCL's proxy starts a kernel channel when it sees the kernel begin that
+// channel's work, with the collective as parent.
+void* start_kernel_ch(const PluginComm& comm, void* parent, const KernelChDescr& d) {
+  KernelChSlot* s = take(g_kernel_chs, "kernel channel");
+  if (!s) return nullptr;
+  s->t_start = clock::ticks();
+  if (CollSlot* coll = g_colls.find(parent)) {
+    s->id.copy_from(coll->id);
+  } else {
+    s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
+    s->id.seq.store(-1, std::memory_order_relaxed);
+    s->id.coll_key.store(0, std::memory_order_relaxed);
+  }
+  s->id.channel.store(d.channelId, std::memory_order_relaxed);
+  s->gpu_start = d.pTimer;
+  s->gpu_stop.store(0, std::memory_order_relaxed);
   return s;
 }
 
@@ -125,6 +153,9 @@ Result stop_event(void* handle) {
   } else if (StepSlot* s = g_steps.find(handle)) {
     if (record) emit_step(*s, t);
     g_steps.release(s);
+  } else if (KernelChSlot* s = g_kernel_chs.find(handle)) {
+    if (record) emit_kernel_ch(*s, t);
+    g_kernel_chs.release(s);
   }
   return kSuccess;
 }
@@ -155,6 +186,9 @@ Result record_state(void* handle, EventState state, EventStateArgs* args) {
     if (i >= 0 && args) s->bytes.store(args->proxyStep.transSize, std::memory_order_relaxed);
   } else if (OpSlot* s = g_ops.find(handle)) {
     if (state == kOpInProgress) s->t_progress.store(t, std::memory_order_relaxed);
+  } else if (KernelChSlot* s = g_kernel_chs.find(handle)) {
+    if (state == kKernelChStop && args)
+      s->gpu_stop.store(args->kernelCh.pTimer, std::memory_order_relaxed);
   }
   return kSuccess;
 }
@@ -180,6 +214,9 @@ Result start_event(void* context, void** handle, Descr* d) {
       break;
     case kProxyStep:
       *handle = start_step(comm, d->parentObj, d->proxyStep);
+      break;
+    case kKernelCh:
+      *handle = start_kernel_ch(comm, d->parentObj, d->kernelCh);
       break;
     default:
       break;  // types we did not ask for

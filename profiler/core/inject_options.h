@@ -15,7 +15,7 @@ struct InjectOption {
   std::string_view help;
 };
 
-inline constexpr std::array<InjectOption, 8> kInjectOptions = {{
+inline constexpr std::array<InjectOption, 9> kInjectOptions = {{
     {"DDPSCOPE_OUT", "ddpscope-out", "directory for rank-<R>.db (record sets it from -o)"},
     {"DDPSCOPE_FLUSH_MS", "200",
      "writer thread flush interval in milliseconds (record: --flush-ms)"},
@@ -29,6 +29,10 @@ inline constexpr std::array<InjectOption, 8> kInjectOptions = {{
     {"DDPSCOPE_RANK", "",
      "overrides the rank found in RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID"},
     {"DDPSCOPE_QUIET", "0", "1 silences the injector's notices on stderr (warnings still print)"},
+    {"NCCL_PROFILER_PLUGIN", "",
+     "NCCL's own: the path of libddpscope_inject.so makes NCCL (>= 2.27) hand ddpscope the "
+     "algorithm, protocol, channels and network steps of each collective (record sets it "
+     "unless you did; --no-nccl-plugin)"},
 }};
 
 // The value of an option from the environment, or its default.

@@ -14,6 +14,8 @@ const char* name_of(CommOrigin origin) {
       return "split";
     case CommOrigin::first_use:
       return "first_use";
+    case CommOrigin::nccl_plugin:
+      return "nccl_plugin";
   }
   return "first_use";
 }
@@ -75,7 +77,7 @@ std::optional<SyncCall> parse_sync_call(std::string_view n) {
 
 CommOrigin parse_comm_origin(std::string_view n) {
   for (auto o : {CommOrigin::init_rank, CommOrigin::init_rank_config, CommOrigin::init_all,
-                 CommOrigin::split})
+                 CommOrigin::split, CommOrigin::nccl_plugin})
     if (n == name_of(o)) return o;
   return CommOrigin::first_use;
 }

@@ -39,7 +39,16 @@ struct CollectiveRecord {
 };
 
 // How a communicator came to be known.
-enum class CommOrigin : uint8_t { init_rank, init_rank_config, init_all, split, first_use };
+// nccl_plugin: known only from NCCL's profiler plugin (no hook saw it: a
+// statically linked NCCL); the merge adds it.
+enum class CommOrigin : uint8_t {
+  init_rank,
+  init_rank_config,
+  init_all,
+  split,
+  first_use,
+  nccl_plugin
+};
 // How its life ended (none: still alive when the process ended).
 enum class CommEnd : uint8_t { none, destroy, abort, finalize };
 
@@ -176,6 +185,7 @@ struct NcclPluginCommRecord {
   std::string name;  // the communicator's name, if the job gave one
   int32_t nnodes = 0, nranks = 0, comm_rank = -1;
   int64_t recorded_ns = kNoTime;
+  uint64_t comm_id = 0;  // run.db: the communicator's id in `comms` (set by the merge)
 };
 
 struct NcclPluginCollectiveRecord {
@@ -189,6 +199,9 @@ struct NcclPluginCollectiveRecord {
   uint32_t tid = 0;
   int64_t start_ns = kNoTime;  // NCCL's task start and stop (host side)
   int64_t end_ns = kNoTime;
+  int32_t comm_rank = -1;     // this rank's place in the communicator
+  int64_t coll_key = 0;       // per process, unique: ties proxy ops and kernel channels to it
+  int64_t collective_id = 0;  // run.db: the `collectives` row it is (set by the merge)
 };
 
 // One proxy operation: one channel's network send or receive for a collective.
@@ -202,6 +215,7 @@ struct NcclProxyOpRecord {
   int64_t start_ns = kNoTime;
   int64_t progress_ns = kNoTime;  // when the proxy began progressing it
   int64_t end_ns = kNoTime;
+  int64_t coll_key = 0;  // its collective's coll_key; 0: a p2p, or not known
 };
 
 // One proxy step: one network transfer of a proxy operation. The *_wait_ns
@@ -219,6 +233,21 @@ struct NcclProxyStepRecord {
   int64_t peer_wait_ns = kNoTime;   // send: waiting for the peer's clear-to-send
   int64_t net_wait_ns = kNoTime;    // posted to the network, waiting for it to complete
   int64_t flush_wait_ns = kNoTime;  // recv: waiting for the GPUDirect flush
+  int64_t end_ns = kNoTime;
+  int64_t coll_key = 0;
+};
+
+// One channel of a collective's kernel, as NCCL's proxy saw it finish: GPU
+// start and stop from the GPU's global timer (ns on the GPU's clock, not the
+// host's: their difference is what counts), and the host times the proxy
+// reported them at.
+struct NcclKernelChannelRecord {
+  int32_t rank = 0;
+  int64_t comm_hash = 0;
+  int64_t coll_key = 0;
+  int32_t channel = 0;
+  int64_t gpu_start = 0, gpu_stop = 0;  // GPU global timer, ns; 0: not reported
+  int64_t start_ns = kNoTime;
   int64_t end_ns = kNoTime;
 };
 

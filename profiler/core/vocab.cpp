@@ -22,8 +22,8 @@ constexpr std::array<std::string_view, size_t(RedOp::kCount)> kRedOpNames = {
 constexpr std::array<std::string_view, size_t(Backend::kCount)> kBackendNames = {"unknown", "nccl",
                                                                                  "gloo", "mpi"};
 
-constexpr std::array<std::string_view, size_t(Timing::kCount)> kTimingNames = {"none", "host",
-                                                                               "event", "cupti"};
+constexpr std::array<std::string_view, size_t(Timing::kCount)> kTimingNames = {
+    "none", "host", "kernel_channels", "event", "cupti"};
 
 template <typename Enum, size_t N>
 std::string_view lookup(const std::array<std::string_view, N>& names, Enum value) {
@@ -71,6 +71,20 @@ Dtype dtype_of_width(unsigned bytes) {
       return Dtype::bits64;
     default:
       return Dtype::unknown;
+  }
+}
+
+uint64_t message_bytes(Op op, uint64_t count, uint64_t elem_bytes, int nranks) {
+  uint64_t b = count * elem_bytes;
+  switch (op) {
+    case Op::allgather:
+    case Op::reduce_scatter:
+    case Op::alltoall:
+    case Op::gather:
+    case Op::scatter:
+      return b * uint64_t(nranks > 0 ? nranks : 1);
+    default:
+      return b;
   }
 }
 

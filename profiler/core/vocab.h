@@ -52,7 +52,10 @@ enum class RedOp : uint8_t { none, sum, prod, max, min, avg, custom, kCount };
 enum class Backend : uint8_t { unknown, nccl, gloo, mpi, kCount };
 
 // Which source filled collectives.start_ns/end_ns (see docs/schema.md).
-enum class Timing : uint8_t { none, host, event, cupti, kCount };
+// Ordered worst to best (the analysis keeps the best a run has).
+// kernel_channels: NCCL's profiler plugin's per-channel GPU timer (first
+// channel start to last channel stop), put on the host clock by the merge.
+enum class Timing : uint8_t { none, host, kernel_channels, event, cupti, kCount };
 
 std::string_view name_of(Op op);
 std::string_view name_of(Dtype dtype);
@@ -75,5 +78,10 @@ Dtype dtype_of_width(unsigned bytes);
 // `nranks` ranks (2(n-1)/n for all-reduce, (n-1)/n for the gathers, scatters and
 // all-to-all, 1 for rooted and point-to-point ops).
 double busbw_factor(Op op, int nranks);
+
+// nccl-tests' message size S of `count` elements of `elem_bytes` each: the
+// whole message for the ops whose count is per rank (gathers, scatters,
+// all-to-all), the buffer for the others.
+uint64_t message_bytes(Op op, uint64_t count, uint64_t elem_bytes, int nranks);
 
 }  // namespace ddpscope

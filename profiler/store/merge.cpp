@@ -7,6 +7,7 @@
 #include <map>
 
 #include "profiler/core/atomic_file.h"
+#include "profiler/store/nccl_join.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/schema.h"
 #include "profiler/store/table.h"
@@ -20,6 +21,7 @@ struct Input {
   std::string path;
   ProcessRecord process;
   std::map<std::string, std::string> meta;
+  int version = 0;
 };
 
 Input inspect(const std::string& path) {
@@ -28,7 +30,7 @@ Input inspect(const std::string& path) {
   if (procs.size() != 1)
     throw StoreError(path, "expected one process row in a rank file, found " +
                                std::to_string(procs.size()) + " (is this a merged run.db?)");
-  return {path, procs[0], reader.meta()};
+  return {path, procs[0], reader.meta(), reader.schema_version()};
 }
 
 void copy_rank(Connection& out, const Input& in) {
@@ -43,11 +45,13 @@ void copy_rank(Connection& out, const Input& in) {
     // before (?2): table.h's convention, for every per-rank table.
     for (const TableSpec* t : tables()) {
       if (!t->per_rank || !has_table(out, t->name, "src")) continue;
-      Statement st(out, merge_sql(*t));
+      Statement st(out, merge_sql(*t, in.version));
       st.bind(1, in.process.clock_offset_ns);
       if (st.parameters() >= 2) st.bind(2, base);
       st.run();
     }
+    // Files before v4 carry no keys to join the plugin's rows by.
+    if (in.version >= 4) join_nccl_plugin(out, in.process.rank);
     tx.commit();
   }
   out.exec("DETACH DATABASE src");

@@ -59,7 +59,7 @@ void RunReader::for_each(const std::function<void(const Record&)>& fn, const std
                          const std::string& order) {
   const TableSpec& t = Row<Record>::table();
   if (t.since_version > version_) return;  // an older file: the table is not there
-  std::string sql = select_sql(t);
+  std::string sql = select_sql(t, version_);
   if (!where.empty()) sql += " WHERE " + where;
   if (!order.empty()) sql += " ORDER BY " + order;
   Statement s(*conn_, sql);

@@ -27,6 +27,7 @@ DDPSCOPE_ROW(NcclPluginCommRecord);        // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclPluginCollectiveRecord);  // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclProxyOpRecord);           // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclProxyStepRecord);         // rows_nccl_plugin.cpp
+DDPSCOPE_ROW(NcclKernelChannelRecord);     // rows_nccl_plugin.cpp
 
 #undef DDPSCOPE_ROW
 

@@ -7,31 +7,58 @@ namespace ddpscope::store {
 namespace {
 
 constexpr int kSince = 3;
+constexpr int kKeys = 4;  // the join keys came with schema v4
 
-constexpr Column kCommColumns[] = {{"rank", "INTEGER"},       {"comm_hash", "INTEGER"},
-                                   {"name", "TEXT"},          {"nnodes", "INTEGER"},
-                                   {"nranks", "INTEGER"},     {"comm_rank", "INTEGER"},
-                                   {"recorded_ns", "INTEGER"}};
+constexpr Column kCommColumns[] = {
+    {"rank", "INTEGER"},        {"comm_hash", "INTEGER"},
+    {"name", "TEXT"},           {"nnodes", "INTEGER"},
+    {"nranks", "INTEGER"},      {"comm_rank", "INTEGER"},
+    {"recorded_ns", "INTEGER"}, {"comm_id", "INTEGER", false, kKeys}};
 
-constexpr Column kCollColumns[] = {
-    {"rank", "INTEGER"},      {"comm_hash", "INTEGER"}, {"seq", "INTEGER"},
-    {"func", "TEXT"},         {"algo", "TEXT"},         {"proto", "TEXT"},
-    {"nchannels", "INTEGER"}, {"nwarps", "INTEGER"},    {"count", "INTEGER"},
-    {"dtype", "TEXT"},        {"root", "INTEGER"},      {"tid", "INTEGER"},
-    {"start_ns", "INTEGER"},  {"end_ns", "INTEGER"}};
+constexpr Column kCollColumns[] = {{"rank", "INTEGER"},
+                                   {"comm_hash", "INTEGER"},
+                                   {"seq", "INTEGER"},
+                                   {"func", "TEXT"},
+                                   {"algo", "TEXT"},
+                                   {"proto", "TEXT"},
+                                   {"nchannels", "INTEGER"},
+                                   {"nwarps", "INTEGER"},
+                                   {"count", "INTEGER"},
+                                   {"dtype", "TEXT"},
+                                   {"root", "INTEGER"},
+                                   {"tid", "INTEGER"},
+                                   {"start_ns", "INTEGER"},
+                                   {"end_ns", "INTEGER"},
+                                   {"comm_rank", "INTEGER", false, kKeys},
+                                   {"coll_key", "INTEGER", false, kKeys},
+                                   {"collective_id", "INTEGER", true, kKeys}};
 
 constexpr Column kOpColumns[] = {
     {"rank", "INTEGER"},        {"comm_hash", "INTEGER"},   {"seq", "INTEGER"},
     {"channel", "INTEGER"},     {"peer", "INTEGER"},        {"is_send", "INTEGER"},
     {"nsteps", "INTEGER"},      {"chunk_bytes", "INTEGER"}, {"start_ns", "INTEGER"},
-    {"progress_ns", "INTEGER"}, {"end_ns", "INTEGER"}};
+    {"progress_ns", "INTEGER"}, {"end_ns", "INTEGER"},      {"coll_key", "INTEGER", false, kKeys}};
 
-constexpr Column kStepColumns[] = {
-    {"rank", "INTEGER"},          {"comm_hash", "INTEGER"},    {"seq", "INTEGER"},
-    {"channel", "INTEGER"},       {"peer", "INTEGER"},         {"is_send", "INTEGER"},
-    {"step", "INTEGER"},          {"bytes", "INTEGER"},        {"start_ns", "INTEGER"},
-    {"gpu_wait_ns", "INTEGER"},   {"peer_wait_ns", "INTEGER"}, {"net_wait_ns", "INTEGER"},
-    {"flush_wait_ns", "INTEGER"}, {"end_ns", "INTEGER"}};
+constexpr Column kStepColumns[] = {{"rank", "INTEGER"},
+                                   {"comm_hash", "INTEGER"},
+                                   {"seq", "INTEGER"},
+                                   {"channel", "INTEGER"},
+                                   {"peer", "INTEGER"},
+                                   {"is_send", "INTEGER"},
+                                   {"step", "INTEGER"},
+                                   {"bytes", "INTEGER"},
+                                   {"start_ns", "INTEGER"},
+                                   {"gpu_wait_ns", "INTEGER"},
+                                   {"peer_wait_ns", "INTEGER"},
+                                   {"net_wait_ns", "INTEGER"},
+                                   {"flush_wait_ns", "INTEGER"},
+                                   {"end_ns", "INTEGER"},
+                                   {"coll_key", "INTEGER", false, kKeys}};
+
+constexpr Column kKernelChannelColumns[] = {{"rank", "INTEGER"},      {"comm_hash", "INTEGER"},
+                                            {"coll_key", "INTEGER"},  {"channel", "INTEGER"},
+                                            {"gpu_start", "INTEGER"}, {"gpu_stop", "INTEGER"},
+                                            {"start_ns", "INTEGER"},  {"end_ns", "INTEGER"}};
 
 // A proxy op and its steps share their first six columns: which rank,
 // communicator, collective, channel, peer and direction.
@@ -70,6 +97,7 @@ void Row<NcclPluginCommRecord>::bind(Statement& s, int b, const NcclPluginCommRe
   s.bind(b + 5, int64_t(r.nranks));
   s.bind(b + 6, int64_t(r.comm_rank));
   s.bind_time(b + 7, r.recorded_ns);
+  s.bind(b + 8, int64_t(r.comm_id));
 }
 
 NcclPluginCommRecord Row<NcclPluginCommRecord>::read(const Statement& s) {
@@ -81,6 +109,7 @@ NcclPluginCommRecord Row<NcclPluginCommRecord>::read(const Statement& s) {
   r.nranks = int32_t(s.int64(4));
   r.comm_rank = int32_t(s.int64(5));
   r.recorded_ns = s.time(6);
+  r.comm_id = uint64_t(s.int64(7));
   return r;
 }
 
@@ -112,6 +141,9 @@ void Row<NcclPluginCollectiveRecord>::bind(Statement& s, int b,
   s.bind(b + 12, int64_t(r.tid));
   s.bind_time(b + 13, r.start_ns);
   s.bind_time(b + 14, r.end_ns);
+  s.bind(b + 15, int64_t(r.comm_rank));
+  s.bind(b + 16, r.coll_key);
+  s.bind(b + 17, r.collective_id);
 }
 
 NcclPluginCollectiveRecord Row<NcclPluginCollectiveRecord>::read(const Statement& s) {
@@ -130,6 +162,9 @@ NcclPluginCollectiveRecord Row<NcclPluginCollectiveRecord>::read(const Statement
   r.tid = uint32_t(s.int64(11));
   r.start_ns = s.time(12);
   r.end_ns = s.time(13);
+  r.comm_rank = s.is_null(14) ? -1 : int32_t(s.int64(14));
+  r.coll_key = s.int64(15);
+  r.collective_id = s.int64(16);
   return r;
 }
 
@@ -145,6 +180,7 @@ void Row<NcclProxyOpRecord>::bind(Statement& s, int b, const NcclProxyOpRecord& 
   s.bind_time(b + 9, r.start_ns);
   s.bind_time(b + 10, r.progress_ns);
   s.bind_time(b + 11, r.end_ns);
+  s.bind(b + 12, r.coll_key);
 }
 
 NcclProxyOpRecord Row<NcclProxyOpRecord>::read(const Statement& s) {
@@ -155,6 +191,7 @@ NcclProxyOpRecord Row<NcclProxyOpRecord>::read(const Statement& s) {
   r.start_ns = s.time(8);
   r.progress_ns = s.time(9);
   r.end_ns = s.time(10);
+  r.coll_key = s.int64(11);
   return r;
 }
 
@@ -173,6 +210,7 @@ void Row<NcclProxyStepRecord>::bind(Statement& s, int b, const NcclProxyStepReco
   s.bind_time(b + 12, r.net_wait_ns);
   s.bind_time(b + 13, r.flush_wait_ns);
   s.bind_time(b + 14, r.end_ns);
+  s.bind(b + 15, r.coll_key);
 }
 
 NcclProxyStepRecord Row<NcclProxyStepRecord>::read(const Statement& s) {
@@ -186,6 +224,37 @@ NcclProxyStepRecord Row<NcclProxyStepRecord>::read(const Statement& s) {
   r.net_wait_ns = s.time(11);
   r.flush_wait_ns = s.time(12);
   r.end_ns = s.time(13);
+  r.coll_key = s.int64(14);
+  return r;
+}
+
+const TableSpec& Row<NcclKernelChannelRecord>::table() {
+  static const TableSpec t{
+      "nccl_kernel_channels", kKernelChannelColumns, "", "", "INSERT", true, kKeys};
+  return t;
+}
+
+void Row<NcclKernelChannelRecord>::bind(Statement& s, int b, const NcclKernelChannelRecord& r) {
+  s.bind(b + 1, int64_t(r.rank));
+  s.bind(b + 2, r.comm_hash);
+  s.bind(b + 3, r.coll_key);
+  s.bind(b + 4, int64_t(r.channel));
+  s.bind(b + 5, r.gpu_start);
+  s.bind(b + 6, r.gpu_stop);
+  s.bind_time(b + 7, r.start_ns);
+  s.bind_time(b + 8, r.end_ns);
+}
+
+NcclKernelChannelRecord Row<NcclKernelChannelRecord>::read(const Statement& s) {
+  NcclKernelChannelRecord r;
+  r.rank = int32_t(s.int64(0));
+  r.comm_hash = s.int64(1);
+  r.coll_key = s.int64(2);
+  r.channel = int32_t(s.int64(3));
+  r.gpu_start = s.int64(4);
+  r.gpu_stop = s.int64(5);
+  r.start_ns = s.time(6);
+  r.end_ns = s.time(7);
   return r;
 }
 

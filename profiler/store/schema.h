@@ -1,4 +1,4 @@
-// SQLite schema (now v3) of ddpscope databases (documented column by column in
+// SQLite schema (now v4) of ddpscope databases (documented column by column in
 // docs/schema.md). Rank files and merged run databases share it; the meta key
 // `timeline` tells them apart.
 #pragma once
@@ -15,8 +15,10 @@ constexpr int kApplicationId = 0x44445053;
 // v2 added ddp_info and ddp_regions (DDP's own account); v1 files still read,
 // without them. v3 added nccl_plugin_comms, nccl_plugin_collectives,
 // nccl_proxy_ops and nccl_proxy_steps (NCCL's profiler plugin); v1 and v2
-// files still read, without them.
-constexpr int kSchemaVersion = 3;
+// files still read, without them. v4 added nccl_kernel_channels and, to the
+// plugin's tables, the keys that join them to `collectives` and `comms`
+// (comm_rank, coll_key, collective_id, comm_id); older files read them as NULL.
+constexpr int kSchemaVersion = 4;
 
 // Creates every table of the current schema in an empty database and stamps it.
 void create_schema(Connection& conn);

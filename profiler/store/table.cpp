@@ -38,6 +38,7 @@ std::span<const TableSpec* const> tables() {
       &Row<NcclPluginCollectiveRecord>::table(),
       &Row<NcclProxyOpRecord>::table(),
       &Row<NcclProxyStepRecord>::table(),
+      &Row<NcclKernelChannelRecord>::table(),
       &tune_runs_table(),
       &tune_results_table(),
   };
@@ -65,13 +66,20 @@ std::string insert_sql(const TableSpec& t, int rows) {
   return sql;
 }
 
-std::string select_sql(const TableSpec& t) {
-  return "SELECT " + column_list(t) + " FROM " + t.name;
+std::string select_sql(const TableSpec& t, int version) {
+  std::string exprs;
+  for (const auto& c : t.columns)
+    exprs += (exprs.empty() ? "" : ", ") + std::string(c.since_version > version ? "NULL" : c.name);
+  return "SELECT " + exprs + " FROM " + t.name;
 }
 
-std::string merge_sql(const TableSpec& t) {
+std::string merge_sql(const TableSpec& t, int version) {
   std::string exprs;
   for (const auto& c : t.columns) {
+    if (c.since_version > version) {
+      exprs += (exprs.empty() ? "" : ", ") + std::string("NULL");
+      continue;
+    }
     std::string e = c.name;
     if (is_time(c.name)) e += " + ?1";
     if (is_collective_id(t, c)) e += " + ?2";

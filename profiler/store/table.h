@@ -21,6 +21,7 @@ struct Column {
   const char* name;
   const char* type;  // SQLite type: INTEGER, TEXT, REAL
   bool collective_ref = false;
+  int since_version = 1;  // the schema version that added it: older files read it as NULL
 };
 
 struct TableSpec {
@@ -39,11 +40,12 @@ std::span<const TableSpec* const> tables();
 std::string create_sql(const TableSpec& t);
 // "INSERT INTO t(c1, ...) VALUES(?,...),..." for `rows` rows.
 std::string insert_sql(const TableSpec& t, int rows);
-// "SELECT c1, ... FROM t"
-std::string select_sql(const TableSpec& t);
-// The merge's copy of `t` from the attached rank file `src`: ?1 is the rank's
-// clock offset, ?2 the collective id base.
-std::string merge_sql(const TableSpec& t);
+// "SELECT c1, ... FROM t" from a file of schema `version`: a column added
+// later reads as NULL (Statement::int64 gives 0, text "").
+std::string select_sql(const TableSpec& t, int version);
+// The merge's copy of `t` from the attached rank file `src` of schema
+// `version`: ?1 is the rank's clock offset, ?2 the collective id base.
+std::string merge_sql(const TableSpec& t, int version);
 
 // A record type's table: specialised once per record next to its TableSpec.
 //   static const TableSpec& table();

@@ -13,6 +13,7 @@
 #include "group.h"
 #include "injector/nccl/nccl_abi.h"
 #include "op.h"
+#include "profiler_host.h"
 #include "reduce.h"
 
 #define DDPSCOPE_API extern "C" __attribute__((visibility("default")))
@@ -130,6 +131,7 @@ ncclResult_t init_rank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int
     return reject(r, "communicator rendezvous failed (nranks or rank mismatch)");
   }
   *comm = c;
+  profiler_comm_init(c);  // joined already unless inside a group (then: at first use)
   return ncclSuccess;
 }
 
@@ -237,6 +239,7 @@ DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclCommFinalize, (ncclComm_t comm))
 DDPSCOPE_API ncclResult_t pncclCommDestroy(ncclComm_t comm) {
   if (!comm) return ncclSuccess;
   if (!is_comm(comm)) return reject(ncclInvalidArgument, "invalid communicator");
+  profiler_comm_end(comm);
   destroy_comm(comm, /*abort=*/false);
   return ncclSuccess;
 }
@@ -245,6 +248,7 @@ DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclCommDestroy, (ncclComm_t comm))
 DDPSCOPE_API ncclResult_t pncclCommAbort(ncclComm_t comm) {
   if (!comm) return ncclSuccess;
   if (!is_comm(comm)) return reject(ncclInvalidArgument, "invalid communicator");
+  profiler_comm_end(comm);
   destroy_comm(comm, /*abort=*/true);
   return ncclSuccess;
 }

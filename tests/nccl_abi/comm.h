@@ -49,6 +49,11 @@ struct ncclComm {
   std::shared_ptr<ddpscope::testnccl::CommShared> shared;
   ncclResult_t async_error = ncclSuccess;  // a deferred init that failed
   bool finalized = false;
+  // NCCL's profiler plugin, when one is loaded (profiler_host.h): this rank's
+  // context, the events it asked for, and NCCL's per-function seqNumber.
+  void* profiler_ctx = nullptr;
+  int profiler_mask = 0;
+  uint64_t profiler_seq[16] = {};
 };
 
 namespace ddpscope::testnccl {

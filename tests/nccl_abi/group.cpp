@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "profiler_host.h"
+
 namespace ddpscope::testnccl {
 namespace {
 
@@ -56,18 +58,27 @@ ncclResult_t run_group(const std::vector<Deferred>& calls) {
     }
     return result;
   }
-  std::vector<Ticket> tickets;
+  std::vector<Request> reqs;
   for (const Deferred& d : calls) {
-    if (!d.init_comm) tickets.push_back(issue(d.req));
+    if (!d.init_comm) reqs.push_back(d.req);
   }
+  const std::vector<ProfiledLaunch> launches = profiler_launch(reqs);
+  std::vector<Ticket> tickets;
+  for (const Request& r : reqs) tickets.push_back(issue(r));
   for (const Ticket& t : tickets) result = first_error(result, wait(t));
+  profiler_complete(launches);
   return result;
 }
 
 }  // namespace
 
 ncclResult_t submit(const Request& req) {
-  if (g_group.depth == 0) return wait(issue(req));
+  if (g_group.depth == 0) {
+    const std::vector<ProfiledLaunch> launches = profiler_launch({req});
+    const ncclResult_t result = wait(issue(req));
+    profiler_complete(launches);
+    return result;
+  }
   g_group.calls.push_back({nullptr, {}, req});
   return ncclSuccess;
 }

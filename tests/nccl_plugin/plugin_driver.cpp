@@ -2,8 +2,8 @@
 // names, looks up "ncclProfiler_<argv[2]>" (v5 or v4) as NCCL's loader does,
 // and feeds it the events of one DDP-like step on one communicator: three
 // all-reduces of one group (different algorithms, protocols and channel
-// counts) started on the main thread, their proxy operations and network
-// steps on a proxy thread, stops out of order, a collective's proxy ops
+// counts) started on the main thread, their kernel channels, proxy
+// operations and network steps on a proxy thread, stops out of order, a collective's proxy ops
 // starting after the collective's own stop (as NCCL's proxy thread does), and
 // a proxy op of another process whose parent handle is not ours.
 #include <dlfcn.h>
@@ -23,6 +23,7 @@ namespace {
 
 constexpr uint64_t kCommHash = 0xabcdef0123456789ull;  // high bit set: stored as negative
 constexpr int kRank = 1, kNranks = 4, kSteps = 3;
+constexpr uint64_t kGpuTimer = 1'700'000'000'000'000'000ull;  // the GPU's clock: not the host's
 
 struct Coll {
   uint64_t seq;
@@ -77,6 +78,20 @@ struct Nccl {
     d.proxyStep.step = step;
     return start(d);
   }
+  // A channel of the collective's kernel: GPU timer start, then stop 500 ns on.
+  void kernel_channel(void* coll, const Coll& c, int channel) {
+    Descr d{};
+    d.type = kKernelCh;
+    d.parentObj = coll;
+    d.rank = kRank;
+    d.kernelCh.channelId = uint8_t(channel);
+    d.kernelCh.pTimer = kGpuTimer + c.seq * 1000000 + uint64_t(channel) * 1000;
+    void* h = start(d);
+    EventStateArgs a{};
+    a.kernelCh.pTimer = d.kernelCh.pTimer + 500;
+    if (h) p->recordEventState(h, kKernelChStop, &a);
+    stop(h);
+  }
   void state(void* h, int s, size_t bytes) {
     EventStateArgs a{};
     a.proxyStep.transSize = bytes;
@@ -92,6 +107,7 @@ struct Nccl {
 // in channel order, interleaved with another op's steps.
 template <typename N>
 void proxy_ops(N& nccl, void* coll, const Coll& c) {
+  for (int ch = 0; ch < c.nchannels; ++ch) nccl.kernel_channel(coll, c, ch);
   for (int ch = 0; ch < c.nchannels; ++ch) {
     bool send = ch % 2 == 0;
     void* op = nccl.op(coll, getpid(), ch, send);

@@ -35,7 +35,7 @@ std::string record(const char* version, bool preload) {
   auto r = testing::run({PLUGIN_DRIVER_EXE, INJECT_LIB, version}, env);
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out == "mask 26\n");  // collectives, proxy ops, proxy steps
+  CHECK(r.out == "mask 90\n");  // collectives, proxy ops, proxy steps, kernel channels
   return dir + "/rank-1.db";
 }
 
@@ -59,16 +59,45 @@ void check_collectives(store::RunReader& db) {
   }
 }
 
+// seq -> the plugin's coll_key for that collective
+std::map<int64_t, int64_t> coll_keys(store::RunReader& db) {
+  std::map<int64_t, int64_t> keys;
+  std::set<int64_t> distinct;
+  for (const auto& c : db.rows<NcclPluginCollectiveRecord>()) {
+    CHECK(c.coll_key > 0);
+    CHECK(c.comm_rank == 1);
+    keys[c.seq] = c.coll_key;
+    distinct.insert(c.coll_key);
+  }
+  CHECK(distinct.size() == keys.size());
+  return keys;
+}
+
+void check_kernel_channels(store::RunReader& db) {
+  auto keys = coll_keys(db);
+  std::map<int64_t, std::set<int>> channels;  // coll_key -> channels seen
+  for (const auto& k : db.rows<NcclKernelChannelRecord>()) {
+    CHECK(k.comm_hash == kCommHash);
+    CHECK(channels[k.coll_key].insert(k.channel).second);
+    CHECK(k.gpu_stop - k.gpu_start == 500);
+    CHECK(k.start_ns <= k.end_ns);
+  }
+  for (const auto& [seq, w] : kWant) CHECK(int(channels[keys[seq]].size()) == w.nchannels);
+}
+
 void check_proxy_ops(store::RunReader& db) {
+  auto keys = coll_keys(db);
   std::map<int64_t, std::set<int>> channels;  // seq -> channels seen
   int foreign = 0;
   for (const auto& o : db.rows<NcclProxyOpRecord>()) {
     CHECK(o.comm_hash == kCommHash);
     if (o.seq == -1) {  // another process's op: its parent was not ours
       ++foreign;
+      CHECK(o.coll_key == 0);
       continue;
     }
     INFO("seq " << o.seq << " channel " << o.channel);
+    CHECK(o.coll_key == keys[o.seq]);
     CHECK(channels[o.seq].insert(o.channel).second);
     CHECK(o.is_send == (o.channel % 2 == 0));
     CHECK(o.peer == (o.is_send ? 2 : 0));
@@ -117,6 +146,7 @@ void check_run(const std::string& path) {
   check_collectives(db);
   check_proxy_ops(db);
   check_proxy_steps(db);
+  check_kernel_channels(db);
 }
 
 }  // namespace

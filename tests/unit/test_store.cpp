@@ -229,3 +229,40 @@ TEST_CASE("the writer refuses to overwrite an existing file") {
   CHECK_THAT(error_of([&] { RankWriter w(dir + "/rank-0.db", {}); }),
              Catch::Contains("already exists"));
 }
+
+TEST_CASE("a v3 rank file (plugin tables without v4's join keys) reads and merges") {
+  auto dir = testing::temp_dir("v3");
+  auto path = write_rank(dir, 0, 0, 2);
+  {
+    Connection c(path, Connection::Mode::read_write);
+    c.exec(
+        "INSERT INTO nccl_plugin_collectives(rank, comm_hash, seq, func, algo, proto, count) "
+        "VALUES(0, 42, 0, 'AllReduce', 'RING', 'LL', 7);"
+        "ALTER TABLE nccl_plugin_collectives DROP COLUMN comm_rank;"
+        "ALTER TABLE nccl_plugin_collectives DROP COLUMN coll_key;"
+        "ALTER TABLE nccl_plugin_collectives DROP COLUMN collective_id;"
+        "ALTER TABLE nccl_plugin_comms DROP COLUMN comm_id;"
+        "ALTER TABLE nccl_proxy_ops DROP COLUMN coll_key;"
+        "ALTER TABLE nccl_proxy_steps DROP COLUMN coll_key;"
+        "DROP TABLE nccl_kernel_channels; PRAGMA user_version=3;");
+  }
+  auto check_row = [](RunReader& r) {
+    auto rows = r.rows<NcclPluginCollectiveRecord>();
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].algo == "RING");
+    CHECK(rows[0].comm_rank == -1);  // not known before v4
+    CHECK(rows[0].coll_key == 0);
+    CHECK(rows[0].collective_id == 0);
+    CHECK(r.rows<NcclKernelChannelRecord>().empty());
+  };
+  {
+    RunReader v3(path);
+    CHECK(v3.schema_version() == 3);
+    check_row(v3);
+  }
+  merge_rank_files({path}, dir + "/run.db");
+  RunReader run(dir + "/run.db");
+  CHECK(run.schema_version() == kSchemaVersion);
+  CHECK(run.collectives().size() == 2);  // nothing joined or added from a file without keys
+  check_row(run);
+}

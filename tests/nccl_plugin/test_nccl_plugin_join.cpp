@@ -1,0 +1,122 @@
+// One collective, one row (profiler/store/nccl_join.h), on a DDP-like job
+// recorded by `ddpscope record` over the NCCL test double, which loads the
+// profiler plugin the way NCCL does: with the hooks, every collective the
+// plugin saw is joined to the hooks' row for it, none twice, a group's
+// collectives too although NCCL launches them in its own order; with NCCL
+// linked statically, the plugin alone gives the same rows.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "profiler/store/reader.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+
+namespace {
+
+// 4 ranks × (broadcast + 3 steps × 7 + split all-reduce) + the one-rank all-reduce.
+constexpr size_t kMultiRank = 4 * (1 + 3 * 7 + 1), kAll = kMultiRank + 1;
+
+std::string record(const char* exe, const std::string& name, bool plugin) {
+  auto dir = testing::temp_dir(name);
+  std::vector<std::string> argv = {DDPSCOPE_BIN, "record", "-o", dir + "/rec"};
+  if (!plugin) argv.push_back("--no-nccl-plugin");
+  argv.insert(argv.end(), {"--", exe});
+  auto r = testing::run(argv, {{"DDPSCOPE_QUIET", "1"}});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "ddp_like_job: done\n");
+  return dir + "/rec/run.db";
+}
+
+// The double's stand-in for NCCL's tuner (tests/nccl_abi/profiler_host.cpp).
+std::pair<std::string, std::string> choice(uint64_t bytes) {
+  if (bytes <= (64u << 10)) return {"TREE", "LL"};
+  if (bytes <= (4u << 20)) return {"RING", "LL128"};
+  return {"RING", "SIMPLE"};
+}
+
+uint64_t buffer_bytes(const CollectiveRecord& c) { return c.count * dtype_bytes(c.dtype); }
+
+using Row = std::tuple<int, std::string, uint64_t, std::string, std::string, std::string, int>;
+
+// What a collective is and what NCCL chose for it, without ids or times.
+std::vector<Row> joined_rows(store::RunReader& db) {
+  std::map<int64_t, CollectiveRecord> by_id;
+  for (const auto& c : db.rows<CollectiveRecord>()) by_id[c.id] = c;
+  std::vector<Row> rows;
+  for (const auto& p : db.rows<NcclPluginCollectiveRecord>()) {
+    REQUIRE(by_id.count(p.collective_id));
+    const CollectiveRecord& c = by_id[p.collective_id];
+    rows.emplace_back(c.comm_rank, std::string(name_of(c.op)), c.count,
+                      std::string(name_of(c.dtype)), p.algo, p.proto, p.nchannels);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("hooks and NCCL's plugin: one row per collective, NCCL's choice joined to it") {
+  store::RunReader with(record(JOB_EXE, "join_with", true));
+  store::RunReader without(record(JOB_EXE, "join_without", false));
+  auto colls = with.rows<CollectiveRecord>();
+  CHECK(colls.size() == kAll);
+  CHECK(without.rows<CollectiveRecord>().size() == kAll);
+  CHECK(without.rows<NcclPluginCollectiveRecord>().empty());
+
+  std::map<int64_t, CollectiveRecord> by_id;
+  for (const auto& c : colls) by_id[c.id] = c;
+  auto plugin = with.rows<NcclPluginCollectiveRecord>();
+  REQUIRE(plugin.size() == kMultiRank);  // the one-rank all-reduce never reaches the plugin
+  std::set<int64_t> linked;
+  for (const auto& p : plugin) {
+    INFO("plugin " << p.func << " #" << p.seq << " count " << p.count);
+    REQUIRE(by_id.count(p.collective_id));
+    CHECK(linked.insert(p.collective_id).second);  // no collective joined twice
+    const CollectiveRecord& c = by_id[p.collective_id];
+    CHECK(c.nranks > 1);
+    CHECK(c.count == uint64_t(p.count));  // a group's calls, too, found their own row
+    CHECK(c.comm_rank == p.comm_rank);
+    auto [algo, proto] = choice(buffer_bytes(c));
+    CHECK(p.algo == algo);
+    CHECK(p.proto == proto);
+    CHECK(c.timing == Timing::kernel_channels);  // no CUDA here: the GPU timer is the best
+    CHECK((c.start_ns <= c.end_ns && c.start_ns != kNoTime));
+  }
+  std::set<std::pair<uint64_t, int32_t>> hook_comms;
+  for (const auto& c : with.rows<CommRecord>()) {
+    CHECK(c.origin != CommOrigin::nccl_plugin);
+    hook_comms.insert({c.comm_id, c.comm_rank});
+  }
+  for (const auto& pc : with.rows<NcclPluginCommRecord>())
+    CHECK(hook_comms.count({pc.comm_id, pc.comm_rank}));
+}
+
+TEST_CASE("statically linked NCCL: NCCL's plugin alone gives the same rows") {
+  store::RunReader hooked(record(JOB_EXE, "join_hooked", true));
+  store::RunReader alone(record(STATIC_JOB_EXE, "join_static", true));
+  auto colls = alone.rows<CollectiveRecord>();
+  CHECK(colls.size() == kMultiRank);
+  for (const auto& c : alone.rows<CommRecord>()) CHECK(c.origin == CommOrigin::nccl_plugin);
+  CHECK(joined_rows(alone) == joined_rows(hooked));
+
+  // Every rank of a communicator numbers its collectives alike, so the
+  // analysis matches them across ranks as it does the hooks'.
+  std::map<std::pair<uint64_t, uint64_t>, std::set<std::tuple<std::string, uint64_t>>> by_seq;
+  for (const auto& c : colls) {
+    by_seq[{c.comm_id, c.seq}].insert({std::string(name_of(c.op)), c.count});
+    CHECK(c.timing == Timing::kernel_channels);
+    CHECK((c.start_ns <= c.end_ns && c.host_start_ns <= c.host_end_ns));
+    CHECK(c.bytes == c.count * dtype_bytes(c.dtype) * (c.op == Op::allgather ? 4 : 1));
+  }
+  for (const auto& [key, calls] : by_seq) CHECK(calls.size() == 1);
+}
+
+TEST_CASE("statically linked NCCL with --no-nccl-plugin: nothing to record") {
+  CHECK_FALSE(std::filesystem::exists(record(STATIC_JOB_EXE, "join_static_off", false)));
+}
