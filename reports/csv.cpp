@@ -102,7 +102,28 @@ void write_buckets(const std::string& dir, const std::vector<BucketStats>& rows)
                   {"busbw_gbps", [](const R& r) { return num(r.busbw_gbps); }},
                   {"overlap_pct", [](const R& r) { return num(r.overlap_pct); }},
                   {"exposed_us", [](const R& r) { return num(r.exposed_us); }},
-                  {"launch_gap_us", [](const R& r) { return num(r.launch_gap_us); }}},
+                  {"launch_gap_us", [](const R& r) { return num(r.launch_gap_us); }},
+                  {"nccl_choice", [](const R& r) { return text(r.nccl_choice); }}},
+                 rows);
+}
+
+// -1 (not reported) becomes an empty cell.
+std::string known(double v) { return v < 0 ? "" : num(v); }
+
+void write_nccl_choices(const std::string& dir, const std::vector<NcclChoiceStats>& rows) {
+  using R = NcclChoiceStats;
+  write_table<R>(dir + "/nccl_choices.csv",
+                 {{"op", [](const R& r) { return text(name_of(r.op)); }},
+                  {"bytes", [](const R& r) { return num(r.bytes); }},
+                  {"nranks", [](const R& r) { return num(r.nranks); }},
+                  {"algo", [](const R& r) { return text(r.algo); }},
+                  {"proto", [](const R& r) { return text(r.proto); }},
+                  {"nchannels", [](const R& r) { return num(r.nchannels); }},
+                  {"calls", [](const R& r) { return num(r.calls); }},
+                  {"median_us", [](const R& r) { return num(r.median_us); }},
+                  {"busbw_gbps", [](const R& r) { return num(r.busbw_gbps); }},
+                  {"kernel_us", [](const R& r) { return known(r.kernel_us); }},
+                  {"network_us", [](const R& r) { return known(r.network_us); }}},
                  rows);
 }
 
@@ -176,6 +197,7 @@ class CsvRenderer : public Renderer {
     write_iterations(target, run.iteration_list);
     write_buckets(target, run.buckets);
     write_collectives(target, run.collectives);
+    if (!run.nccl_choices.empty()) write_nccl_choices(target, run.nccl_choices);
     write_ops(target, run.ops);
     write_ranks(target, run.ranks);
     write_recommendations(target, run.recommendations);

@@ -60,7 +60,25 @@ Json to_json(const BucketStats& b) {
           {"busbw_gbps", num(b.busbw_gbps)},
           {"overlap_pct", num(b.overlap_pct)},
           {"exposed_us", num(b.exposed_us)},
-          {"launch_gap_us", num(b.launch_gap_us)}};
+          {"launch_gap_us", num(b.launch_gap_us)},
+          {"nccl_choice", b.nccl_choice}};
+}
+
+// -1 (not reported) becomes null.
+Json known(double v) { return v < 0 ? Json() : num(v); }
+
+Json to_json(const NcclChoiceStats& n) {
+  return {{"op", text(name_of(n.op))},
+          {"bytes", n.bytes},
+          {"nranks", n.nranks},
+          {"algo", n.algo},
+          {"proto", n.proto},
+          {"nchannels", n.nchannels},
+          {"calls", n.calls},
+          {"median_us", num(n.median_us)},
+          {"busbw_gbps", num(n.busbw_gbps)},
+          {"kernel_us", known(n.kernel_us)},
+          {"network_us", known(n.network_us)}};
 }
 
 Json to_json(const SizeClassStats& s) {
@@ -169,6 +187,7 @@ Json report(const RunAnalysis& run) {
   j["roles"] = array_of(run.roles);
   j["buckets"] = array_of(run.buckets);
   j["collectives"] = array_of(run.collectives);
+  j["nccl_choices"] = array_of(run.nccl_choices);
   j["ops"] = array_of(run.ops);
   j["ranks"] = array_of(run.ranks);
   j["recommendations"] = array_of(run.recommendations);

@@ -62,15 +62,40 @@ void print_ddp(const analysis::RunAnalysis& run, std::ostream& out) {
 void print_buckets(const analysis::RunAnalysis& run, std::ostream& out) {
   if (run.buckets.empty()) return;
   bool several = run.ddp.size() > 1;
-  line(out, "%-7s %12s %7s %11s %10s %11s %10s %11s %10s", "bucket", "bytes", "calls", "median us",
-       "p95 us", "busbw GB/s", "overlap %", "exposed us", "gap us");
+  bool nccl = !run.nccl_choices.empty();
+  line(out, "%-7s %12s %7s %11s %10s %11s %10s %11s %10s%s", "bucket", "bytes", "calls",
+       "median us", "p95 us", "busbw GB/s", "overlap %", "exposed us", "gap us",
+       nccl ? "  NCCL chose" : "");
   for (const auto& b : run.buckets) {
     std::string name = several ? std::to_string(b.instance) + "." + std::to_string(b.index)
                                : std::to_string(b.index);
-    line(out, "%-7s %12s %7llu %11.1f %10.1f %11.3f %10.1f %11.1f %10.1f", name.c_str(),
+    line(out, "%-7s %12s %7llu %11.1f %10.1f %11.3f %10.1f %11.1f %10.1f%s%s", name.c_str(),
          human_bytes(double(b.bytes)).c_str(), (unsigned long long)b.calls, b.median_us, b.p95_us,
-         b.busbw_gbps, b.overlap_pct, b.exposed_us, b.launch_gap_us);
+         b.busbw_gbps, b.overlap_pct, b.exposed_us, b.launch_gap_us, nccl ? "  " : "",
+         b.nccl_choice.c_str());
   }
+  out << "\n";
+}
+
+std::string micros(double us) {
+  char buf[32];
+  if (us < 0) return "-";
+  snprintf(buf, sizeof buf, "%.1f", us);
+  return buf;
+}
+
+// What NCCL chose per op and size (its profiler plugin), with the kernel's
+// GPU time and the network's share.
+void print_nccl_choices(const analysis::RunAnalysis& run, std::ostream& out) {
+  if (run.nccl_choices.empty()) return;
+  line(out, "NCCL's choices (its profiler plugin):");
+  line(out, "%-15s %12s %6s %-7s %-7s %4s %7s %11s %11s %11s %11s", "op", "bytes", "ranks", "algo",
+       "proto", "ch", "calls", "median us", "busbw GB/s", "kernel us", "network us");
+  for (const auto& n : run.nccl_choices)
+    line(out, "%-15s %12s %6d %-7s %-7s %4d %7llu %11.1f %11.3f %11s %11s",
+         std::string(name_of(n.op)).c_str(), human_bytes(double(n.bytes)).c_str(), n.nranks,
+         n.algo.c_str(), n.proto.c_str(), n.nchannels, (unsigned long long)n.calls, n.median_us,
+         n.busbw_gbps, micros(n.kernel_us).c_str(), micros(n.network_us).c_str());
   out << "\n";
 }
 
@@ -102,6 +127,7 @@ void print_analysis(const analysis::RunAnalysis& run, std::ostream& out) {
   print_iterations(run, out);
   print_ddp(run, out);
   print_buckets(run, out);
+  print_nccl_choices(run, out);
   print_ranks(run, out);
   print_recommendations(run, out);
 }

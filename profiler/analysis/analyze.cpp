@@ -6,6 +6,7 @@
 #include <set>
 
 #include "profiler/analysis/ddp_account.h"
+#include "profiler/analysis/nccl_choices.h"
 #include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
 #include "profiler/analysis/recommend.h"
@@ -18,6 +19,7 @@ namespace {
 
 Call to_call(const CollectiveRecord& c) {
   Call x;
+  x.id = c.id;
   x.host_start = c.host_start_ns;
   x.start = execution_start(c);
   x.end = execution_end(c);
@@ -297,8 +299,10 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   run.compute_source = kernels ? "kernels" : "backward-window";
 
   iteration_summary(run, views);
-  run.buckets = bucket_stats(views);
+  NcclChoices choices = nccl_choices(reader);
+  run.buckets = bucket_stats(views, choices);
   size_classes(calls, run);
+  run.nccl_choices = nccl_choice_stats(calls, choices);
   rank_summary(run, calls, procs, views);
   rank_iterations(run, views);
   run.ddp = ddp_instances(accounts, views);

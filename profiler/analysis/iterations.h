@@ -24,6 +24,7 @@ namespace ddpscope::analysis {
 
 // A collective as the analysis needs it: compact, so a million fit easily.
 struct Call {
+  int64_t id = 0;                              // collectives.id
   int64_t host_start = 0, start = 0, end = 0;  // ns; start/end is the execution
   uint64_t bytes = 0, seq = 0, comm_id = 0;
   int32_t rank = 0, nranks = 0;

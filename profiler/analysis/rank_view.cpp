@@ -70,13 +70,20 @@ struct Samples {
   uint64_t bytes = 0;
   int nranks = 0;
   std::vector<double> dur_us, exposed_us, gap_us, overlap;
+  std::map<std::string, int> nccl;  // NCCL's choice label -> calls
 };
+
+std::string most_common(const std::map<std::string, int>& votes) {
+  auto best = std::max_element(votes.begin(), votes.end(),
+                               [](auto& a, auto& b) { return a.second < b.second; });
+  return best == votes.end() ? "" : best->first;
+}
 
 // Steady iterations only: warm-up buckets have another layout, and a join
 // shadow step reduces zeros on a rank that is no longer training.
 void add_samples(std::map<std::pair<int, int>, Samples>& per, int instance,
                  const std::vector<Call>& calls, const IterationSplit& split,
-                 const std::vector<Interval>& compute) {
+                 const std::vector<Interval>& compute, const NcclChoices& choices) {
   for (const auto& it : split.iterations) {
     if (it.warmup || it.shadow) continue;
     for (size_t j = 0; j < it.count; ++j) {
@@ -90,18 +97,21 @@ void add_samples(std::map<std::pair<int, int>, Samples>& per, int instance,
       s.exposed_us.push_back((d - hidden) / 1e3);
       s.overlap.push_back(d > 0 ? 100.0 * hidden / d : 0);
       if (j > 0) s.gap_us.push_back(double(c.start - calls[it.first + j - 1].start) / 1e3);
+      if (auto ch = choices.find(c.id); ch != choices.end()) ++s.nccl[choice_label(ch->second)];
     }
   }
 }
 
 }  // namespace
 
-std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views) {
+std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views,
+                                      const NcclChoices& choices) {
   std::map<std::pair<int, int>, Samples> samples;  // (instance, bucket index)
   for (const auto& v : views) {
     int primary = v.ddp.empty() || v.ddp[0].instance < 0 ? 0 : v.ddp[0].instance;
-    add_samples(samples, primary, v.ddp, v.split, v.compute);
-    for (const auto& o : v.others) add_samples(samples, o.instance, o.ddp, o.split, v.compute);
+    add_samples(samples, primary, v.ddp, v.split, v.compute, choices);
+    for (const auto& o : v.others)
+      add_samples(samples, o.instance, o.ddp, o.split, v.compute, choices);
   }
   std::vector<BucketStats> out;
   for (auto& [key, per_j] : samples) {
@@ -119,6 +129,7 @@ std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views) {
     b.overlap_pct = stats::quantile(per_j.overlap, 0.5);
     b.exposed_us = stats::quantile(per_j.exposed_us, 0.5);
     b.launch_gap_us = stats::quantile(per_j.gap_us, 0.5);
+    b.nccl_choice = most_common(per_j.nccl);
     out.push_back(b);
   }
   return out;

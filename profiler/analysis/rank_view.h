@@ -8,6 +8,7 @@
 
 #include "profiler/analysis/intervals.h"
 #include "profiler/analysis/iterations.h"
+#include "profiler/analysis/nccl_choices.h"
 #include "profiler/analysis/run_analysis.h"
 #include "profiler/store/reader.h"
 
@@ -44,7 +45,9 @@ std::vector<Interval> backward_windows(const RankView& v);
 
 std::vector<IterationStats> iteration_stats(const RankView& v);
 
-// Per bucket index over the steady iterations of every rank.
-std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views);
+// Per bucket index over the steady iterations of every rank; with NCCL's
+// choices (nccl_choices.h), the one it made most often for each bucket.
+std::vector<BucketStats> bucket_stats(const std::vector<RankView>& views,
+                                      const NcclChoices& choices);
 
 }  // namespace ddpscope::analysis

@@ -30,8 +30,9 @@ namespace {
 using rules::fmt;
 using rules::mib;
 
-// NCCL only: large all-reduces far below the bus bandwidth smaller ones
-// reached in the same run point at the algorithm/protocol choice.
+// NCCL only, where its profiler plugin did not say what it chose: large
+// all-reduces far below the bus bandwidth smaller ones reached in the same run
+// point at the algorithm/protocol choice.
 void nccl_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
   if (run.backend != "nccl") return;
   for (const auto& big : run.collectives) {
@@ -58,7 +59,7 @@ std::vector<Recommendation> recommend(const RunAnalysis& run) {
   rules::bucket_rules(run, out);
   rules::static_graph_rules(run, out);
   rules::straggler_rules(run, out);
-  nccl_rules(run, out);
+  if (!rules::nccl_choice_rules(run, out)) nccl_rules(run, out);
   return out;
 }
 

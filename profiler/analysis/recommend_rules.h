@@ -40,5 +40,8 @@ void bucket_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 void static_graph_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 // A rank the others wait for a material share of the step (recommend_stragglers.cpp).
 void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
+// NCCL switched algorithm or protocol at a size where bandwidth then fell
+// (recommend_nccl.cpp; needs NCCL's profiler plugin). True if it advised.
+bool nccl_choice_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 
 }  // namespace ddpscope::analysis::rules

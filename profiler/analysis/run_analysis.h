@@ -41,6 +41,23 @@ struct BucketStats {
   double exposed_us = 0;                  // median of the part not hidden
   double launch_gap_us = 0;               // median gap from the previous bucket's launch
   int instance = 0;                       // the DDP instance (creation order in the process)
+  // What NCCL chose for it most often (its profiler plugin; "" without one):
+  // "RING/SIMPLE x8" = algorithm, protocol, channels.
+  std::string nccl_choice;
+};
+
+// What NCCL chose for collectives of one op and size (its profiler plugin),
+// and how long the parts took: one row per choice seen at that size.
+struct NcclChoiceStats {
+  Op op = Op::allreduce;
+  uint64_t bytes = 0;
+  int nranks = 0;
+  std::string algo, proto;  // NCCL's names
+  int nchannels = 0;
+  uint64_t calls = 0;
+  double median_us = 0, busbw_gbps = 0;  // the collectives' execution (their timing source)
+  double kernel_us = -1;   // median kernel span (GPU timer, first channel to last); -1: none
+  double network_us = -1;  // median network time (proxy steps); -1: no network part
 };
 
 // Collectives grouped by op and message size.
@@ -149,6 +166,7 @@ struct RunAnalysis {
   std::vector<IterationStats> iteration_list;
   std::vector<BucketStats> buckets;
   std::vector<SizeClassStats> collectives;
+  std::vector<NcclChoiceStats> nccl_choices;  // empty: NCCL's profiler plugin did not run
   std::vector<OpSummary> ops;
   std::vector<RankStats> ranks;
   std::vector<Recommendation> recommendations;

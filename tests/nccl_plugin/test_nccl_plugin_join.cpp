@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
@@ -119,4 +121,30 @@ TEST_CASE("statically linked NCCL: NCCL's plugin alone gives the same rows") {
 
 TEST_CASE("statically linked NCCL with --no-nccl-plugin: nothing to record") {
   CHECK_FALSE(std::filesystem::exists(record(STATIC_JOB_EXE, "join_static_off", false)));
+}
+
+TEST_CASE("report: NCCL's choice per bucket and per op and size, with kernel and network time") {
+  auto db = record(JOB_EXE, "join_report", true);
+  auto dir = std::filesystem::path(db).parent_path().string();
+  auto r =
+      testing::run({DDPSCOPE_BIN, "report", db, "--json", dir + "/r.json", "--csv", dir + "/csv"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("NCCL's choices (its profiler plugin):"));
+  auto json = nlohmann::json::parse(std::ifstream(dir + "/r.json"));
+  const auto& choices = json.at("nccl_choices");
+  REQUIRE(choices.size() == 9);  // 7 all-reduce sizes (one on the split), broadcast, all-gather
+  for (const auto& c : choices) {
+    auto [algo, proto] =
+        choice(c.at("bytes").get<uint64_t>() / (c.at("op") == "allgather" ? 4 : 1));
+    CHECK(c.at("algo") == algo);
+    CHECK(c.at("proto") == proto);
+    CHECK(c.at("kernel_us").get<double>() >= 0);
+    CHECK(c.at("network_us").get<double>() >= 0);  // the double's proxy steps post to the network
+  }
+  int with_choice = 0;
+  for (const auto& b : json.at("buckets"))
+    with_choice += !b.at("nccl_choice").get<std::string>().empty();
+  CHECK(with_choice == int(json.at("buckets").size()));
+  CHECK(std::filesystem::exists(dir + "/csv/nccl_choices.csv"));
 }

@@ -99,8 +99,7 @@ TEST_CASE("nccl join: a call the plugin never saw leaves no wrong link") {
   // The plugin's pool was full for AllReduce #0: #1 still finds call 2, and a
   // count that agrees with no call links nothing.
   auto links = link_plugin_rows(
-      {hook_comm(7, 100)},
-      {call(1, 7, 0, Op::allreduce, 10), call(2, 7, 1, Op::allreduce, 20)},
+      {hook_comm(7, 100)}, {call(1, 7, 0, Op::allreduce, 10), call(2, 7, 1, Op::allreduce, 20)},
       {plugin_comm(-5, 90)},
       {plugin_call(-5, 1, "AllReduce", 20, 12), plugin_call(-5, 2, "AllReduce", 30, 13)});
   CHECK(links.collectives == std::map<int64_t, int64_t>{{12, 2}});

@@ -330,3 +330,50 @@ TEST_CASE("stragglers: without iterations, 3x the typical rank and the floor") {
         }())
             .empty());
 }
+
+namespace {
+
+// NCCL's choices at three all-reduce sizes (its profiler plugin): the third
+// switches protocol and reaches `big_busbw`.
+RunAnalysis nccl_run(double big_busbw, const char* big_proto, const char* timing) {
+  RunAnalysis run;
+  run.backend = "nccl";
+  run.timing = timing;
+  auto add = [&](double mib, const char* proto, double busbw) {
+    NcclChoiceStats n;
+    n.bytes = bytes_of(mib);
+    n.nranks = 8;
+    n.algo = "RING";
+    n.proto = proto;
+    n.nchannels = 8;
+    n.calls = 40;
+    n.busbw_gbps = busbw;
+    run.nccl_choices.push_back(n);
+  };
+  add(1, "LL128", 60);
+  add(4, "LL128", 90);
+  add(16, big_proto, big_busbw);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("nccl: a protocol switch after which bandwidth falls gets advice naming it") {
+  auto recs = recommend(nccl_run(50, "SIMPLE", "cupti"));
+  REQUIRE(recs.size() == 1);
+  CHECK(recs[0].setting == "NCCL_PROTO");
+  CHECK(recs[0].value == "^SIMPLE");
+  CHECK_THAT(recs[0].reason,
+             Catch::Contains("RING/LL128 to RING/SIMPLE between 4.00 and 16.00 MiB"));
+  CHECK_THAT(recs[0].reason, Catch::Contains("50.00 GB/s"));
+}
+
+TEST_CASE("nccl: a switch that keeps bandwidth up, or no switch, gets none") {
+  CHECK(recommend(nccl_run(80, "SIMPLE", "cupti")).empty());  // within 25 %
+  CHECK(
+      recommend(nccl_run(50, "LL128", "kernel_channels")).empty());  // no switch: not NCCL's choice
+}
+
+TEST_CASE("nccl: host-timed runs say nothing of NCCL's choice") {
+  for (const auto& r : recommend(nccl_run(10, "SIMPLE", "host"))) CHECK(r.setting != "NCCL_PROTO");
+}
