@@ -100,7 +100,7 @@ ModelTune run_model_tune(const SweepSpec& s, const ModelOptions& o, const Worklo
   const auto topology = topology_of(s);  // bad input first: calibrating takes a while
   check_model_options(o);
   const auto calibration = calibration_for(s, o, topology, program);
-  ModelTune t{calibration, model_for(o, topology, calibration), {}, {}, {}, {}, {}, {}};
+  ModelTune t{calibration, model_for(o, topology, calibration), {}, {}, {}, {}, {}, {}, {}};
   SweepSpec measured = s;
   measured.backends = measured_backends(s);
   if (!measured.backends.empty()) t.measured = measure_sweep(measured, program);
@@ -115,6 +115,10 @@ ModelTune run_model_tune(const SweepSpec& s, const ModelOptions& o, const Worklo
   if (t.model.is_nccl()) {
     auto env = nccl_outputs(s, o, w, t.model, t.model_rec.best.bucket_mb);
     t.model_rec.environment.insert(t.model_rec.environment.end(), env.begin(), env.end());
+    const std::string recorded = "recorded:";
+    if (w.name.rfind(recorded, 0) == 0)
+      t.nccl_vs_recorded =
+          model::compare_nccl_choices(w.name.substr(recorded.size()), t.model.cluster());
   }
   t.validation = model::validate_model(t.measured, t.predicted);
   return t;

@@ -11,6 +11,7 @@
 
 #include "tuner/model/calibration.h"
 #include "tuner/model/model_backend.h"
+#include "tuner/model/nccl_recorded.h"
 #include "tuner/model/validation.h"
 #include "tuner/sweep.h"
 #include "tuner/sweep_launch.h"
@@ -35,6 +36,9 @@ struct ModelTune {
   std::vector<SettingResult> measured, predicted, all;
   TuneRecommendation measured_rec, model_rec;
   model::Validation validation;
+  // A recorded run's workload with NCCL's profiler plugin rows, modelled as
+  // NCCL: the model's choice per all-reduce size beside NCCL's.
+  std::vector<model::NcclChoiceCheck> nccl_vs_recorded;
 };
 
 // Checks every option before anything is measured (calibrating takes a

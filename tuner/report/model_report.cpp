@@ -109,6 +109,27 @@ json calibration_json(const model::Calibration& c) {
   return j;
 }
 
+// The model's NCCL choice per recorded all-reduce size beside NCCL's own.
+void print_nccl_vs_recorded(const ModelTune& t, std::ostream& out) {
+  if (t.nccl_vs_recorded.empty()) return;
+  out << "\nNCCL's choice in the recorded run vs the model's for " << t.model.topology().name()
+      << ":\n";
+  char buf[256];
+  snprintf(buf, sizeof buf, "%12s %6s %7s  %-14s %-14s %14s %14s\n", "bytes", "ranks", "calls",
+           "NCCL chose", "model chose", "model us NCCL", "model us own");
+  out << buf;
+  for (const auto& c : t.nccl_vs_recorded) {
+    std::string rec = c.recorded_algo + "/" + c.recorded_proto;
+    std::string mod = c.model_algo + "/" + c.model_proto + (c.agree ? "" : " *");
+    snprintf(buf, sizeof buf, "%12llu %6d %7llu  %-14s %-14s %14.1f %14.1f\n",
+             (unsigned long long)c.bytes, c.nranks, (unsigned long long)c.calls, rec.c_str(),
+             mod.c_str(), c.recorded_model_us, c.model_us);
+    out << buf;
+  }
+  out << "(* the model prices another choice faster; \"model us NCCL\" -1: a choice the model "
+         "does not cover)\n";
+}
+
 void print_model_tune(const Workload& w, const ModelTune& t, std::ostream& out) {
   print_workload(w, out);
   if (t.calibration) print_calibration(*t.calibration, out);
@@ -118,6 +139,7 @@ void print_model_tune(const Workload& w, const ModelTune& t, std::ostream& out) 
   out << "\npredicted by the model:";
   print_tune_recommendation(t.model_rec, out);
   if (!t.validation.rows.empty()) print_validation(t.validation, out);
+  print_nccl_vs_recorded(t, out);
 }
 
 json model_tune_json(const SweepSpec& s, const Workload& w, const ModelTune& t) {
@@ -130,6 +152,22 @@ json model_tune_json(const SweepSpec& s, const Workload& w, const ModelTune& t) 
                 {"recommendation", recommendation_json(t.model_rec)}};
   if (t.calibration) j["model"]["calibration"] = calibration_json(*t.calibration);
   if (!t.validation.rows.empty()) j["validation"] = validation_json(t.validation);
+  if (!t.nccl_vs_recorded.empty()) {
+    json rows = json::array();
+    for (const auto& c : t.nccl_vs_recorded)
+      rows.push_back({{"bytes", c.bytes},
+                      {"nranks", c.nranks},
+                      {"calls", c.calls},
+                      {"recorded_algo", c.recorded_algo},
+                      {"recorded_proto", c.recorded_proto},
+                      {"model_algo", c.model_algo},
+                      {"model_proto", c.model_proto},
+                      {"agree", c.agree},
+                      {"model_us_recorded_choice",
+                       c.recorded_model_us < 0 ? json() : json(c.recorded_model_us)},
+                      {"model_us", c.model_us}});
+    j["nccl_vs_recorded"] = rows;
+  }
   return j;
 }
 
