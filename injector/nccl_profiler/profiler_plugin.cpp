@@ -8,6 +8,10 @@
 // with one CAS, a timestamp, at stop one ring event. No lock, no allocation.
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
+#include <string_view>
+
 #include "injector/nccl_profiler/plugin_events.h"
 #include "injector/nccl_profiler/profiler_abi.h"
 #include "injector/runtime/capture.h"
@@ -48,6 +52,28 @@ Slot* take(SlotPool<Slot, N>& pool, const char* what) {
   return s;
 }
 
+// NCCL names a collective's function, algorithm, protocol and datatype with
+// string literals of its own (ncclFuncToString and the like), the same few
+// pointers every time: a pointer-keyed cache in front of the name table
+// spares hashing four strings per collective. A hit is checked against the
+// stored name, so a pointer that came to hold other text gets its own id.
+uint32_t intern_nccl_name(const char* s) {
+  static std::atomic<uint64_t> cache[64];  // (pointer << 16) | id
+  if (!s) return 0;
+  auto key = uint64_t(reinterpret_cast<uintptr_t>(s));
+  if (key >> 48) return name_table().intern(s);  // not a user-space x86-64/aarch64 pointer
+  std::atomic<uint64_t>& slot = cache[(key >> 3) & 63];
+  uint64_t v = slot.load(std::memory_order_relaxed);
+  if (v >> 16 == key) {
+    auto id = uint32_t(v & 0xffff);
+    std::string_view name = name_table().name(id);
+    if (strncmp(name.data(), s, name.size()) == 0 && s[name.size()] == '\0') return id;
+  }
+  uint32_t id = name_table().intern(s);
+  if (id <= 0xffff) slot.store(key << 16 | id, std::memory_order_relaxed);
+  return id;
+}
+
 Result init(void** context, uint64_t comm_hash, int* mask, const char* name, int nnodes, int nranks,
             int rank) {
   *context = new PluginComm{comm_hash, rank};
@@ -69,11 +95,10 @@ void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
   s->id.coll_key.store(g_next_coll_key.fetch_add(1, std::memory_order_relaxed),
                        std::memory_order_relaxed);
   s->comm_rank = comm.rank;
-  NameTable& names = name_table();
-  s->func = names.intern(d.func);
-  s->algo = names.intern(d.algo);
-  s->proto = names.intern(d.proto);
-  s->dtype = names.intern(d.datatype);
+  s->func = intern_nccl_name(d.func);
+  s->algo = intern_nccl_name(d.algo);
+  s->proto = intern_nccl_name(d.proto);
+  s->dtype = intern_nccl_name(d.datatype);
   s->count = d.count;
   s->root = d.root;
   s->nchannels = d.nChannels;
