@@ -105,6 +105,25 @@ def check_ddp_db(out):
     print(f"CUPTI: {meta}")
 
 
+def check_nccl_plugin(out):
+    """NCCL loaded ddpscope as its profiler plugin (record sets NCCL_PROFILER_PLUGIN)."""
+    db = sqlite3.connect(os.path.join(out, "run.db"))
+    comms = query(db, "SELECT comm_hash, nranks, comm_rank, comm_id FROM nccl_plugin_comms")
+    print(f"NCCL plugin communicators (hash, nranks, rank, joined comm_id): {comms}")
+    check(len(comms) > 0, "NCCL initialised ddpscope's profiler plugin for its communicators")
+    rows = query(db, "SELECT func, algo, proto, nchannels, count(*), "
+                 "sum(collective_id IS NOT NULL) FROM nccl_plugin_collectives "
+                 "GROUP BY func, algo, proto, nchannels")
+    for func, algo, proto, ch, n, joined in rows:
+        print(f"  NCCL chose {func} {algo}/{proto} x{ch}: {n} calls, {joined} joined")
+    if not rows:
+        print("  no collective reached the plugin: with one rank NCCL short-cuts every "
+              "collective (no kernel plan, so no profiler events)")
+    kch = query(db, "SELECT count(*) FROM nccl_kernel_channels")[0][0]
+    steps = query(db, "SELECT count(*) FROM nccl_proxy_steps")[0][0]
+    print(f"  kernel channels: {kch}, proxy steps: {steps}")
+
+
 def check_ops_db(out):
     """The calls that do run on one GPU are CUPTI-timed and own their activity."""
     with open(os.path.join(out, "ops.json")) as f:
@@ -174,11 +193,13 @@ def main():
     ddp, ops = os.path.join(work, "ddp"), os.path.join(work, "ops")
     if record(args.build, ddp, ddp_job(ddp), "the DDP job"):
         check_ddp_db(ddp)
+        check_nccl_plugin(ddp)
         check_report(args.build, ddp)
         check_unperturbed(ddp, work)
     if record(args.build, ops, ["scripts/gpu_check_ops.py", "--log",
                                 os.path.join(ops, "ops.json")], "the NCCL ops job"):
         check_ops_db(ops)
+        check_nccl_plugin(ops)
     events = os.path.join(work, "events")
     if record(args.build, events, ["scripts/gpu_check_ops.py", "--log",
                                    os.path.join(events, "ops.json")],
