@@ -172,7 +172,9 @@ void write_ranks(const std::string& dir, const std::vector<RankStats>& rows) {
        {"iter_ms_median", [](const R& r) { return num(r.iter_ms_median); }},
        {"comm_ms_median", [](const R& r) { return num(r.comm_ms_median); }},
        {"collectives", [](const R& r) { return num(r.collectives); }},
-       {"dropped_events", [](const R& r) { return num(r.dropped_events); }}},
+       {"dropped_events", [](const R& r) { return num(r.dropped_events); }},
+       {"clock_drift_ppm", [](const R& r) { return num(r.clock_drift_ppm); }},
+       {"clock_residual_us", [](const R& r) { return num(r.clock_residual_us); }}},
       rows);
 }
 

@@ -114,6 +114,8 @@ Json to_json(const RankStats& r) {
           {"iteration_late_ms_median", num(r.iteration_late_ms_median)},
           {"last_share_pct", num(r.last_share_pct)},
           {"clock_correction_us", num(r.clock_correction_us)},
+          {"clock_drift_ppm", num(r.clock_drift_ppm)},
+          {"clock_residual_us", num(r.clock_residual_us)},
           {"iter_ms_median", num(r.iter_ms_median)},
           {"comm_ms_median", num(r.comm_ms_median)},
           {"collectives", r.collectives},

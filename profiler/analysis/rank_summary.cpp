@@ -43,6 +43,14 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
     r.late_ms_max = l.empty() ? 0 : *std::max_element(l.begin(), l.end());
     r.last_share_pct = late.matched ? 100.0 * late.last_count[p.rank] / late.matched : 0;
     r.clock_correction_us = late.correction_us[p.rank];
+    if (auto h = late.clocks.hosts.find(p.host); h != late.clocks.hosts.end()) {
+      const HostClock* ref = late.clocks.hosts.count(late.clocks.reference)
+                                 ? &late.clocks.hosts.at(late.clocks.reference)
+                                 : nullptr;
+      if (p.host != late.clocks.reference)
+        r.clock_drift_ppm = (h->second.drift - (ref ? ref->drift : 0)) * 1e6;
+      r.clock_residual_us = h->second.residual_ns / 1e3;
+    }
     std::vector<double> iter, comm;
     for (const auto& s : run.iteration_list)
       if (s.rank == p.rank && !s.warmup) {

@@ -81,13 +81,15 @@ struct RankStats {
   // buckets alike: only the first bucket of an iteration shows who was late.
   double iteration_late_ms_median = 0;
   double last_share_pct = 0;       // share of collectives it was the last to enter
-  double clock_correction_us = 0;  // applied from collective completions
+  double clock_correction_us = 0;  // applied from collective completions, at mid-run
   double iter_ms_median = 0;
   double comm_ms_median = 0;
   uint64_t collectives = 0;
   uint64_t dropped_events = 0;
-  int iterations = 0;         // its own synchronising steps (warm-up included)
-  int shadow_iterations = 0;  // join(): steps it shadowed after running out of data
+  int iterations = 0;            // its own synchronising steps (warm-up included)
+  int shadow_iterations = 0;     // join(): steps it shadowed after running out of data
+  double clock_drift_ppm = 0;    // its host's clock against rank 0's (µs per s)
+  double clock_residual_us = 0;  // what the offset + drift line leaves unexplained
 };
 
 // How far behind a rank runs: the larger of its median collective lateness and

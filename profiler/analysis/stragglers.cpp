@@ -24,29 +24,11 @@ std::map<Key, std::vector<const Call*>> complete_groups(const std::vector<Call>&
   return groups;
 }
 
-// Per host, the median over its ranks and synchronising collectives of how
-// much later its clock says they ended than the median of all ranks' ends.
-std::map<int, double> clock_corrections(const std::map<Key, std::vector<const Call*>>& groups,
-                                        const std::map<int, std::string>& host_of) {
-  std::map<std::string, std::vector<double>> skew;
-  for (const auto& [key, g] : groups) {
-    if (!synchronising(g.front()->op)) continue;
-    std::vector<double> ends;
-    for (const Call* c : g) ends.push_back(double(c->end));
-    double mid = stats::median(ends);
-    for (const Call* c : g)
-      skew[host_of.count(c->rank) ? host_of.at(c->rank) : ""].push_back(double(c->end) - mid);
-  }
-  std::map<std::string, double> per_host;
-  for (auto& [h, v] : skew) per_host[h] = stats::median(v);
-  // Only differences between hosts are clock skew; ranks sharing a host share a clock.
-  std::string ref = host_of.count(0) ? host_of.at(0) : "";
-  double base = per_host.count(ref) ? per_host[ref] : 0;
-  std::map<int, double> out;
-  for (const auto& [rank, host] : host_of) {
-    bool same_host = host == ref;
-    out[rank] = same_host || !per_host.count(host) ? 0 : per_host[host] - base;
-  }
+std::vector<std::vector<const Call*>> synchronising_groups(
+    const std::map<Key, std::vector<const Call*>>& groups) {
+  std::vector<std::vector<const Call*>> out;
+  for (const auto& [key, g] : groups)
+    if (synchronising(g.front()->op)) out.push_back(g);
   return out;
 }
 
@@ -56,14 +38,19 @@ Lateness measure_lateness(const std::vector<Call>& calls,
                           const std::map<int, std::string>& host_of) {
   Lateness out;
   auto groups = complete_groups(calls);
-  auto correction = clock_corrections(groups, host_of);
-  for (const auto& [rank, ns] : correction) out.correction_us[rank] = ns / 1e3;
+  out.clocks = fit_clocks(synchronising_groups(groups), host_of);
+  auto host = [&](int rank) { return host_of.count(rank) ? host_of.at(rank) : std::string(); };
+  for (const auto& [rank, h] : host_of) {
+    auto it = out.clocks.hosts.find(h);
+    int64_t t0 = it == out.clocks.hosts.end() ? 0 : it->second.t0;
+    out.correction_us[rank] = out.clocks.correction_ns(h, t0) / 1e3;
+  }
   for (const auto& [key, g] : groups) {
     double first = 0, last = 0;
     int last_rank = -1;
     std::vector<std::pair<int, double>> entered;
     for (const Call* c : g) {
-      double t = double(c->host_start) - (correction.count(c->rank) ? correction[c->rank] : 0);
+      double t = double(c->host_start) - out.clocks.correction_ns(host(c->rank), c->host_start);
       entered.push_back({c->rank, t});
     }
     first = entered.front().second;

@@ -1,14 +1,15 @@
 // Which rank was late. A collective is matched across ranks by (comm_id, seq);
 // each rank's lateness is how long after the first rank it entered. Ranks on
-// other hosts are first put on rank 0's clock: every rank leaves a
-// synchronising collective (all-reduce, all-gather, ...) at nearly the same
-// moment, so the median difference of completion times is the clock skew.
+// other hosts are first put on rank 0's clock, with an offset and a drift per
+// host fitted from the completions of synchronising collectives
+// (clock_sync.h).
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/clock_sync.h"
 #include "profiler/analysis/iterations.h"
 
 namespace ddpscope::analysis {
@@ -16,7 +17,8 @@ namespace ddpscope::analysis {
 struct Lateness {
   std::map<int, std::vector<double>> late_ms;  // per rank, one entry per matched collective
   std::map<int, int> last_count;               // collectives the rank entered last
-  std::map<int, double> correction_us;         // clock correction applied per rank
+  std::map<int, double> correction_us;         // clock correction per rank, mid-run
+  ClockSync clocks;                            // per host: offset, drift, residual
   int matched = 0;                             // collectives seen on every rank
   // Per (comm_id, seq) the lateness of each rank, for per-iteration views.
   std::map<std::pair<uint64_t, uint64_t>, std::map<int, double>> by_collective;

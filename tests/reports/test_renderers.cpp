@@ -79,7 +79,7 @@ TEST_CASE("CSV: one RFC 4180 file per table, headers are the struct fields") {
 
   auto b = csv_table(out, "buckets.csv",
                      {"index", "bytes", "calls", "median_us", "p95_us", "algbw_gbps", "busbw_gbps",
-                      "overlap_pct", "exposed_us", "launch_gap_us"});
+                      "overlap_pct", "exposed_us", "launch_gap_us", "nccl_choice"});
   REQUIRE(b.size() == 3);
   CHECK(b[1][1] == "26214400");
   CHECK(b[1][3] == "2500.5");
@@ -97,10 +97,11 @@ TEST_CASE("CSV: one RFC 4180 file per table, headers are the struct fields") {
   CHECK(ops.at(1) == std::vector<std::string>{"allreduce", "2", "32", "436207616", "41.5", "1234.5",
                                               "3000", "10.5", "10.5", "event"});
 
-  auto ranks = csv_table(out, "ranks.csv",
-                         {"rank", "host", "late_ms_median", "late_ms_p95", "late_ms_max",
-                          "iteration_late_ms_median", "last_share_pct", "clock_correction_us",
-                          "iter_ms_median", "comm_ms_median", "collectives", "dropped_events"});
+  auto ranks = csv_table(
+      out, "ranks.csv",
+      {"rank", "host", "late_ms_median", "late_ms_p95", "late_ms_max", "iteration_late_ms_median",
+       "last_share_pct", "clock_correction_us", "iter_ms_median", "comm_ms_median", "collectives",
+       "dropped_events", "clock_drift_ppm", "clock_residual_us"});
   REQUIRE(ranks.size() == 3);
   CHECK(ranks[2][1] == "node,1");
   CHECK(ranks[2][5] == "4.25");
@@ -130,10 +131,9 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
   CHECK(text.rfind("{\n \"", 0) == 0);  // pretty-printed, 1-space indent
   Json j = Json::parse(text);
 
-  for (const char* key :
-       {"world_size", "backend", "timing", "ranks_recorded", "command", "iterations", "buckets",
-        "collectives", "ops", "ranks", "recommendations", "iteration_list", "lateness", "ddp",
-        "roles"})
+  for (const char* key : {"world_size", "backend", "timing", "ranks_recorded", "command",
+                          "iterations", "buckets", "collectives", "ops", "ranks", "recommendations",
+                          "iteration_list", "lateness", "ddp", "roles"})
     CHECK(j.contains(key));
   CHECK(j["world_size"] == 2);
   CHECK(j["backend"] == "nccl");
@@ -177,7 +177,8 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
                                 {"busbw_gbps", 10.48576},
                                 {"overlap_pct", 80.0},
                                 {"exposed_us", 500.0},
-                                {"launch_gap_us", 120.0}});
+                                {"launch_gap_us", 120.0},
+                                {"nccl_choice", ""}});
   CHECK(j["buckets"][1]["algbw_gbps"].is_null());
   CHECK(j["buckets"][1]["busbw_gbps"].is_null());
 
@@ -212,7 +213,9 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
                               {"collectives", 16},
                               {"dropped_events", 7},
                               {"iterations", 0},
-                              {"shadow_iterations", 0}});
+                              {"shadow_iterations", 0},
+                              {"clock_drift_ppm", 0.0},
+                              {"clock_residual_us", 0.0}});
   CHECK(j["recommendations"][0] ==
         Json{{"setting", "bucket_cap_mb"}, {"value", "100"}, {"reason", kAwkwardReason}});
   CHECK(j["iteration_list"][1] == Json{{"rank", 1},
