@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "profiler/core/inject_options.h"
 #include "profiler/core/rank_launcher.h"
+#include "profiler/store/completion.h"
 #include "profiler/store/merge.h"
 
 namespace fs = std::filesystem;
@@ -82,12 +83,14 @@ std::string options_help() {
   return s;
 }
 
-// An existing directory may be reused, but never one that holds a recording.
+// An existing directory may be reused, but never one that holds a finished
+// (or merging) recording. Rank files alone are allowed: with -o on a shared
+// directory, other hosts' ranks of the same job may have started first.
 void check_output_dir(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw UsageError(dir + ": exists and is not a directory");
-  if (fs::exists(fs::path(dir) / "run.db") || !store::find_rank_files(dir).empty())
+  if (fs::exists(fs::path(dir) / "run.db") || fs::exists(fs::path(dir) / ".merge-claim"))
     throw UsageError(dir + ": already holds a recording; choose another -o or remove it");
 }
 
@@ -123,14 +126,36 @@ bool prepare_output_dir(const std::string& dir) {
   return !ec && access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
+std::string this_host() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+// Merges once every rank of the job has finished its file, on whichever host
+// sees that first (profiler/store/completion.h); other hosts say where things
+// stand.
 void merge_recording(const std::string& dir) {
-  auto files = store::find_rank_files(dir);
-  if (files.empty()) {
+  auto done = store::check_completion(dir, this_host());
+  if (done.files.empty()) {
     std::cerr
         << "ddpscope: nothing recorded (the command made no NCCL, Gloo, CUDA wait or NVTX calls)\n";
     return;
   }
+  if (!done.complete) {
+    std::cerr << "ddpscope: " << done.ranks << " of " << done.world_size << " ranks recorded in "
+              << dir
+              << (done.unfinished ? ", " + std::to_string(done.unfinished) + " still writing" : "")
+              << "; the host whose ranks finish last merges (or run `ddpscope merge " << dir
+              << "` once the job is done)\n";
+    return;
+  }
+  if (!store::claim_merge(dir)) {
+    std::cerr << "ddpscope: another host is merging " << dir << "\n";
+    return;
+  }
   std::string out = (fs::path(dir) / "run.db").string();
+  const auto& files = done.files;
   try {
     auto s = store::merge_rank_files(files, out);
     std::cerr << "ddpscope: recorded " << s.ranks << (s.ranks == 1 ? " rank, " : " ranks, ")

@@ -15,6 +15,7 @@
 #include "injector/runtime/name_table.h"
 #include "injector/runtime/symbols.h"
 #include "injector/runtime/thread_buffer.h"
+#include "profiler/core/shared_fs.h"
 #include "profiler/store/writer.h"
 
 namespace fs = std::filesystem;
@@ -116,9 +117,13 @@ bool RankFile::open() {
   id_ = resolve_identity(id_);
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
+  // The name is claimed atomically (hosts sharing the directory may race for
+  // it); a rank another process claimed already keeps both, and merge says so.
   std::string path = out_dir_ + "/rank-" + std::to_string(id_.rank) + ".db";
-  if (fs::exists(path))  // another process claimed this rank: keep both, merge will say
+  if (!core::claim_file(path)) {
     path = out_dir_ + "/rank-" + std::to_string(id_.rank) + "." + std::to_string(getpid()) + ".db";
+    core::claim_file(path);
+  }
   int64_t wall = clock::wall_ns();
   try {
     writer_ = std::make_unique<store::RankWriter>(

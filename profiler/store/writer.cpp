@@ -2,22 +2,33 @@
 
 #include <filesystem>
 
+#include "profiler/core/shared_fs.h"
 #include "profiler/store/schema.h"
 
 namespace ddpscope::store {
 
 RankWriter::RankWriter(const std::string& path, const std::map<std::string, std::string>& meta)
     : path_(path) {
-  if (std::filesystem::exists(path)) throw StoreError(path, "already exists");
+  std::error_code ec;
+  if (std::filesystem::exists(path) && std::filesystem::file_size(path, ec) != 0)
+    throw StoreError(path, "already exists");
   conn_ = std::make_unique<Connection>(path, Connection::Mode::create);
   // WAL: a committed flush is in the WAL before commit returns, so `kill -9`
   // loses at most the flush in progress.
   // synchronous=OFF: no fsync; the WAL is in the OS's hands at commit, which
   // is what surviving a killed process needs (an OS crash is out of scope).
   // Large pages and rare checkpoints: the injector's writes are append-only.
-  conn_->exec(
-      "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; "
-      "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-32768;");
+  // On a network file system WAL cannot work (its index is shared memory):
+  // a rollback journal there, with the lock held for the file's life (one
+  // writer, nobody reads it before it is closed), so each flush costs no
+  // lock round-trips to the server.
+  bool network = core::on_network_fs(std::filesystem::path(path).parent_path().string());
+  journal_ = network ? "delete" : "wal";
+  conn_->exec(network ? "PRAGMA page_size=16384; PRAGMA locking_mode=EXCLUSIVE; "
+                        "PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF; "
+                        "PRAGMA cache_size=-32768;"
+                      : "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; "
+                        "PRAGMA wal_autocheckpoint=4096; PRAGMA cache_size=-32768;");
   create_schema(*conn_);
   meta_ =
       std::make_unique<Statement>(*conn_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
@@ -80,7 +91,10 @@ void RankWriter::close() {
   batches_.clear();
   meta_.reset();
   comm_end_.reset();
-  conn_->exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  // Closed: the merge's rule for "this rank is done" (merge.h).
+  conn_->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('closed', '1');");
+  if (journal_ == "wal")
+    conn_->exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
   conn_.reset();
 }
 

@@ -19,7 +19,9 @@ namespace ddpscope::store {
 
 class RankWriter {
  public:
-  // Creates `path` (which must not exist yet) with the current schema and `meta`.
+  // Creates `path` (which must not exist yet, or be the empty file that
+  // claimed the name) with the current schema and `meta`. On a network file
+  // system (core/shared_fs.h) a rollback journal replaces the WAL.
   RankWriter(const std::string& path, const std::map<std::string, std::string>& meta);
   ~RankWriter();
 
@@ -30,6 +32,8 @@ class RankWriter {
   void end_comm(int32_t rank, uint64_t comm_id, int32_t comm_rank, int64_t ended_ns, CommEnd how);
   void put(const ProcessRecord& p) { add(p); }  // the table replaces the process row
   void put_meta(const std::string& key, const std::string& value);
+  // The journal mode chosen for this file: "wal", or "delete" on a network FS.
+  const std::string& journal() const { return journal_; }
   void commit();
 
   // Folds the WAL back into the main file so one self-contained file remains.
@@ -53,6 +57,7 @@ class RankWriter {
   void flush_pending();
 
   std::string path_;
+  std::string journal_ = "wal";
   std::unique_ptr<Connection> conn_;
   std::unique_ptr<Statement> meta_, comm_end_;
   std::vector<std::unique_ptr<Batch>> batches_;  // by table slot

@@ -101,6 +101,16 @@ int mode_fork() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
 }
 
+// `calls` all-reduces on two threads, `ms` apart: a run that lasts (its rank
+// file is being written for a while).
+int mode_paced(int calls, int ms) {
+  for (int i = 0; i < calls; ++i) {
+    mode_threads(2, 1);
+    usleep(useconds_t(ms) * 1000);
+  }
+  return 0;
+}
+
 // One call, then a chosen exit status: the injector must pass it on.
 int mode_exit(int code) {
   mode_threads(1, 1);
@@ -118,6 +128,8 @@ int main(int argc, char** argv) {
   if (mode == "wait") return mode_then_wait(a);
   if (mode == "fork") return mode_fork();
   if (mode == "exit") return mode_exit(a);
-  fprintf(stderr, "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|exit CODE\n");
+  if (mode == "paced") return mode_paced(a, b);
+  fprintf(stderr,
+          "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|exit CODE|paced CALLS MS\n");
   return 2;
 }
