@@ -2,11 +2,15 @@
 // kernels over 8 ranks (DDP-like: 25 buckets per iteration, compute kernels
 // between bucket launches). Prints the time of each stage and the peak
 // resident memory. Target: analysis + all renderers <= 10 s, bounded memory.
+// The trace is written in the format `--trace run.trace` picks for this size
+// (Perfetto protobuf), then once more as JSON to compare: target, the
+// protobuf at most 1/4 of the JSON's size. The JSON is not in the total.
 //
 //   bench_report_scale [--collectives N] [--kernels-per-collective K] [--dir D]
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -145,20 +149,29 @@ int main(int argc, char** argv) {
     std::string target;
   } formats[] = {{"csv", reports::make_csv_renderer(), root + "/csv"},
                  {"json", reports::make_json_renderer(), root + "/report.json"},
-                 {"trace", reports::make_trace_renderer(), root + "/trace.json"},
-                 {"html", reports::make_html_renderer(), root + "/report.html"}};
+                 {"trace", reports::make_trace_renderer(), root + "/run.trace"},
+                 {"html", reports::make_html_renderer(), root + "/report.html"},
+                 {"trace-json", reports::make_trace_renderer(), root + "/trace.json"}};
+  std::uintmax_t trace_bytes[2] = {0, 0};  // as chosen, as JSON
   for (auto& f : formats) {
     t = std::chrono::steady_clock::now();
     f.r->write({run, reader}, f.target);
     double s = seconds_since(t);
-    total += s;
+    bool comparison = f.target.ends_with("trace.json");
+    if (!comparison) total += s;
     std::error_code ec;
     auto size = fs::is_directory(f.target) ? 0 : fs::file_size(f.target, ec);
-    printf("%-10s %8.2f s   (%.1f MiB, peak RSS %ld MiB)\n", f.name, s, double(size) / (1 << 20),
-           peak_rss_mib());
+    if (f.target.ends_with(".trace") || comparison) trace_bytes[comparison] = size;
+    std::string note = f.r->note();
+    printf("%-10s %8.2f s   (%.1f MiB%s, peak RSS %ld MiB)\n", f.name, s, double(size) / (1 << 20),
+           note.empty() ? "" : (", " + note).c_str(), peak_rss_mib());
   }
-  printf("total      %8.2f s   (target <= 10 s), peak RSS %ld MiB (at the end: %s)\n", total,
-         peak_rss_mib(), rss_split().c_str());
+  printf(
+      "total      %8.2f s   (target <= 10 s, without trace-json), peak RSS %ld MiB "
+      "(at the end: %s)\n",
+      total, peak_rss_mib(), rss_split().c_str());
+  printf("trace size: protobuf / JSON = %.3f (target <= 0.25)\n",
+         double(trace_bytes[0]) / double(std::max<std::uintmax_t>(trace_bytes[1], 1)));
   fs::remove_all(root);
   return 0;
 }

@@ -24,12 +24,33 @@ class Renderer {
   virtual ~Renderer() = default;
   // `target`: a file, or for CSV a directory (created if missing).
   virtual void write(const ReportInput& input, const std::string& target) = 0;
+  // What the last write() chose that the user should know (the trace's
+  // format); empty if nothing.
+  virtual std::string note() const { return {}; }
 };
 
-std::unique_ptr<Renderer> make_csv_renderer();   // reports/csv.cpp: one RFC 4180 file per table
-std::unique_ptr<Renderer> make_json_renderer();  // reports/json.cpp: the contract in DESIGN.md
-std::unique_ptr<Renderer>
-make_trace_renderer();  // reports/trace.cpp: Chrome trace events (Perfetto)
-std::unique_ptr<Renderer> make_html_renderer();  // reports/html.cpp: one self-contained page
+std::unique_ptr<Renderer> make_csv_renderer();    // reports/csv.cpp: one RFC 4180 file per table
+std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
+std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace_format.cpp: see below
+std::unique_ptr<Renderer> make_html_renderer();   // reports/html.cpp: one self-contained page
+
+// The trace for ui.perfetto.dev (reports/trace_*.cpp): the same tracks, slices
+// and args in either format. Perfetto's protobuf (TrackEvent packets) is about
+// a tenth of the JSON's size (docs/performance.md); the Chrome trace-event
+// JSON also opens in chrome://tracing and is plain text.
+enum class TraceFormat { json, perfetto };
+
+// Runs with more event rows than this get the protobuf when the file name
+// does not decide: ~140 bytes of JSON per event make 1M events about 140 MB,
+// and viewers load JSON slowly and with far more memory per event
+// (chrome://tracing stopped at 256 MB; ui.perfetto.dev ran out of memory on
+// 900 MB of JSON).
+constexpr int64_t kJsonTraceMaxRows = 1'000'000;
+
+// The format of `--trace F`: `.pftrace`, `.perfetto-trace` or `.pb` is the
+// protobuf, `.json` the JSON (any letter case); any other name is the protobuf
+// when `event_rows` (collectives, kernels, NVTX ranges and syncs, see
+// trace_events.h) exceeds kJsonTraceMaxRows, the JSON otherwise.
+TraceFormat trace_format_for(const std::string& target, int64_t event_rows);
 
 }  // namespace ddpscope::reports
