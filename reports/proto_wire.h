@@ -15,6 +15,10 @@ namespace ddpscope::reports::proto {
 enum WireType : uint8_t { kVarint = 0, kLengthDelimited = 2 };
 
 inline void put_varint(std::string& out, uint64_t v) {
+  if (v < 0x80) {  // most tags, flags, iids and small values
+    out.push_back(char(v));
+    return;
+  }
   char bytes[10];  // 7 bits a byte, low bits first; the high bit says "more"
   size_t n = 0;
   for (; v >= 0x80; v >>= 7) bytes[n++] = char(uint8_t(v) | 0x80);

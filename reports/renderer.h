@@ -34,17 +34,17 @@ std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contr
 std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace_format.cpp: see below
 std::unique_ptr<Renderer> make_html_renderer();   // reports/html.cpp: one self-contained page
 
-// The trace for ui.perfetto.dev (reports/trace_*.cpp): the same tracks, slices
-// and args in either format. Perfetto's protobuf (TrackEvent packets) is about
-// a tenth of the JSON's size (docs/performance.md); the Chrome trace-event
-// JSON also opens in chrome://tracing and is plain text.
+// The trace for ui.perfetto.dev (reports/trace_*.cpp, docs/trace.md): the
+// same tracks, slices and args in either format. Perfetto's protobuf
+// (TrackEvent packets) is under a tenth of the JSON's size on the benchmark's
+// run (docs/performance.md); the Chrome trace-event JSON is plain text, which
+// chrome://tracing and any script also read.
 enum class TraceFormat { json, perfetto };
 
 // Runs with more event rows than this get the protobuf when the file name
-// does not decide: ~140 bytes of JSON per event make 1M events about 140 MB,
-// and viewers load JSON slowly and with far more memory per event
-// (chrome://tracing stopped at 256 MB; ui.perfetto.dev ran out of memory on
-// 900 MB of JSON).
+// does not decide: at ~140 bytes of JSON per event that is ~140 MB of JSON,
+// which viewers parse slowly and with far more memory per event (a 900 MB
+// JSON trace crashed ui.perfetto.dev: google/perfetto#99).
 constexpr int64_t kJsonTraceMaxRows = 1'000'000;
 
 // The format of `--trace F`: `.pftrace`, `.perfetto-trace` or `.pb` is the

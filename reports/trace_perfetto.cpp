@@ -17,9 +17,8 @@
 //    name (a lane), which the UI shows merged with it.
 //  - Timestamps in ns from the run's earliest event, as the JSON's.
 //  - Packets are deflated about 1 MiB at a time into TracePacket
-//    .compressed_packets, as Perfetto's own tracing service writes them.
-#include <zlib.h>
-
+//    .compressed_packets, as Perfetto's own tracing service writes them
+//    (packet_deflater.h).
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -28,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reports/packet_deflater.h"
 #include "reports/proto_wire.h"
 #include "reports/trace_events.h"
 #include "reports/trace_writers.h"
@@ -46,7 +46,6 @@ constexpr uint32_t kSequenceId = 10;  // trusted_packet_sequence_id
 constexpr uint32_t kTrackEvent = 11;
 constexpr uint32_t kInternedData = 12;
 constexpr uint32_t kSequenceFlags = 13;
-constexpr uint32_t kCompressedPackets = 50;
 constexpr uint32_t kTrackDescriptor = 60;
 constexpr uint64_t kIncrementalStateCleared = 1;  // SequenceFlags
 constexpr uint64_t kNeedsIncrementalState = 2;
@@ -175,7 +174,7 @@ struct RunTrack {
 
 class PerfettoSink : public TraceSink {
  public:
-  explicit PerfettoSink(std::ostream& os) : os_(os) {}
+  explicit PerfettoSink(std::ostream& os) : deflater_(os) { chunk_.reserve(kChunkBytes + 4096); }
 
   void begin(const RunInfo& run) override { run_ = run; }
   void process(int rank, const std::string& name) override {
@@ -198,7 +197,10 @@ class PerfettoSink : public TraceSink {
     end_event(end, lane.uuid);
     if (chunk_.size() >= kChunkBytes) flush_chunk();
   }
-  void end() override { flush_chunk(); }
+  void end() override {
+    flush_chunk();
+    deflater_.finish();
+  }
 
  private:
   Lane& lane_for(RunTrack& t, int64_t start, int64_t end) {
@@ -268,31 +270,13 @@ class PerfettoSink : public TraceSink {
     proto::put_uint(chunk_, pb::kType, pb::kSliceEnd);
     proto::put_uint(chunk_, pb::kTrackUuid, track);
   }
-  // The packets so far, deflated (zlib format) into one packet of their own.
   void flush_chunk() {
-    if (chunk_.empty()) return;
-    uLongf size = compressBound(uLong(chunk_.size()));
-    deflated_.resize(size);
-    int rc = compress2(reinterpret_cast<Bytef*>(deflated_.data()), &size,
-                       reinterpret_cast<const Bytef*>(chunk_.data()), uLong(chunk_.size()),
-                       kDeflateLevel);
-    if (rc != Z_OK) throw std::runtime_error("zlib compress2 failed (" + std::to_string(rc) + ")");
-    std::string field;  // compressed_packets: tag and length
-    proto::put_tag(field, pb::kCompressedPackets, proto::kLengthDelimited);
-    proto::put_varint(field, size);
-    std::string head;  // the enclosing packet: tag and length
-    proto::put_tag(head, pb::kPacket, proto::kLengthDelimited);
-    proto::put_varint(head, field.size() + size);
-    head += field;
-    os_.write(head.data(), std::streamsize(head.size()));
-    os_.write(deflated_.data(), std::streamsize(size));
-    chunk_.clear();
+    if (!chunk_.empty()) deflater_.push(chunk_);
   }
 
-  static constexpr int kDeflateLevel = Z_BEST_SPEED;
-  std::ostream& os_;
+  proto::PacketDeflater deflater_;
   RunInfo run_;
-  std::string chunk_, interned_, deflated_;
+  std::string chunk_, interned_;
   bool cleared_ = false;
   uint64_t next_uuid_ = 1;
   std::map<int, uint64_t> rank_tracks_;

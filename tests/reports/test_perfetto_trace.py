@@ -140,21 +140,86 @@ def expected_slices(db_path):
     return [(rank_name[r], t, n, s, e) for r, t, n, s, e in out]
 
 
+def expected_counts(db_path):
+    """Slices per (rank, track) by GROUP BY in the database: the counts of
+    expected_slices() for runs too large to list."""
+    db = sqlite3.connect(db_path)
+    hosts = dict(db.execute("SELECT rank, host FROM processes"))
+    rank_name = {r: f"rank {r}" + (f" ({h})" if h else "") for r, h in hosts.items()}
+    backend = {(r, 0): b for r, b in db.execute("SELECT rank, backend FROM processes")}
+    backend.update({(r, c): b for r, c, b in db.execute("SELECT rank, comm_id, backend FROM comms")})
+    counts = collections.Counter()
+    for rank, comm, stream, tid, measured, host, timing, n in db.execute(
+            "SELECT rank, comm_id, stream, tid, start_ns IS NOT NULL AND end_ns IS NOT NULL,"
+            " host_start_ns IS NOT NULL, timing, count(*) FROM collectives"
+            " GROUP BY 1, 2, 3, 4, 5, 6, 7"):
+        if not measured and not host:
+            continue
+        gloo = backend.get((rank, comm), backend.get((rank, 0))) == "gloo"
+        counts[rank_name[rank], track_name("thread", tid) if gloo else
+               track_name("stream", stream)] += n
+        if measured and timing != "host" and host:
+            counts[rank_name[rank], track_name("host calls", tid)] += n
+    for rank, stream, kind, linked, nccl, n in db.execute(
+            "SELECT rank, stream, kind, collective_id IS NOT NULL, substr(name, 1, 4) = 'nccl',"
+            " count(*) FROM kernels WHERE start_ns IS NOT NULL GROUP BY 1, 2, 3, 4, 5"):
+        if "memcpy" in kind or "memset" in kind:
+            cls = "memcpy/memset"
+        elif linked or nccl or kind in ("comm", "nccl", "communication"):
+            cls = "comm kernels"
+        else:
+            cls = "compute kernels"
+        counts[rank_name[rank], track_name(cls, stream)] += n
+    for rank, tid, domain, n in db.execute(
+            "SELECT rank, tid, domain, count(*) FROM ranges WHERE start_ns IS NOT NULL"
+            " GROUP BY 1, 2, 3"):
+        counts[rank_name[rank], track_name("nvtx", tid, domain)] += n
+    for rank, tid, n in db.execute(
+            "SELECT rank, tid, count(*) FROM syncs WHERE start_ns IS NOT NULL GROUP BY 1, 2"):
+        counts[rank_name[rank], track_name("syncs", tid)] += n
+    db.close()
+    return counts
+
+
+def packets_of(path):
+    """The trace's packets, chunk by chunk (a large trace never whole in memory)."""
+    with open(path, "rb") as f:
+        outer = pb.Trace.FromString(f.read())
+    problems = pb.unknown_fields(outer, "trace")
+    for p in outer.packet:
+        assert [f.name for f, _ in p.ListFields()] == ["compressed_packets"], p
+        inner = pb.Trace.FromString(zlib.decompress(p.compressed_packets))
+        problems += pb.unknown_fields(inner, "compressed trace")
+        assert not problems, problems
+        yield from inner.packet
+
+
+def count_slices(path):
+    """Slices per (rank, track), counted from BEGIN events; every track's
+    ENDs must match its BEGINs."""
+    tracks, begins, ends = {}, collections.Counter(), collections.Counter()
+    for p in packets_of(path):
+        if p.HasField("track_descriptor"):
+            d = p.track_descriptor
+            tracks[d.uuid] = (d.name, d.parent_uuid)
+        elif p.HasField("track_event"):
+            e = p.track_event
+            (begins if e.type == BEGIN else ends)[e.track_uuid] += 1
+    assert begins == ends, "BEGIN and END events do not pair up"
+    counts = collections.Counter()
+    for uuid, n in begins.items():
+        name, parent = tracks[uuid]
+        counts[tracks[parent][0], name] += n
+    return counts
+
+
 class Decoded:
     """The trace file decoded and replayed."""
 
     def __init__(self, path):
         with open(path, "rb") as f:
-            outer = pb.Trace.FromString(f.read())
-        problems = pb.unknown_fields(outer, "trace")
-        self.chunks = len(outer.packet)
-        self.packets = []
-        for p in outer.packet:
-            assert [f.name for f, _ in p.ListFields()] == ["compressed_packets"], p
-            inner = pb.Trace.FromString(zlib.decompress(p.compressed_packets))
-            problems += pb.unknown_fields(inner, "compressed trace")
-            self.packets.extend(inner.packet)
-        assert not problems, problems
+            self.chunks = len(pb.Trace.FromString(f.read()).packet)
+        self.packets = list(packets_of(path))
         self.tracks = {}  # uuid -> TrackDescriptor
         self.events = []  # (ts, file order, type, uuid, name, category, args)
         self._replay()
@@ -280,6 +345,8 @@ class PerfettoTrace(unittest.TestCase):
         count = lambda rows: collections.Counter(r[:2] for r in rows)  # noqa: E731
         self.assertEqual(count(got), count(want))
         self.assertEqual(count(want)[("rank 1 (node1)", "stream 0x30")], 2 + EXTRA)
+        self.assertEqual(count_slices(self.pftrace), count(want))
+        self.assertEqual(expected_counts(self.db), count(want))
         self.assertGreater(self.trace.chunks, 1)
 
     def test_same_categories_and_args_as_the_json_trace(self):
@@ -375,5 +442,20 @@ class FormatChoice(unittest.TestCase):
             shutil.rmtree(d, ignore_errors=True)
 
 
+def print_counts(db_path, trace_path):
+    """`test_perfetto_trace.py count RUN.db TRACE.pftrace`: slices per track
+    in the trace against the database (for the benchmark's run); exit 1 on a
+    difference."""
+    got, want = count_slices(trace_path), expected_counts(db_path)
+    for key in sorted(set(got) | set(want)):
+        mark = "" if got[key] == want[key] else "   <-- differs"
+        print(f"{key[0]:>16} | {key[1]:<34} trace {got[key]:>9}  database {want[key]:>9}{mark}")
+    print(f"slices: trace {sum(got.values())}, database {sum(want.values())}; "
+          f"tracks: {len(got)}; {'same' if got == want else 'DIFFERENT'}")
+    return 0 if got == want else 1
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "count":
+        sys.exit(print_counts(sys.argv[2], sys.argv[3]))
     main()
