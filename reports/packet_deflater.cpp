@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "reports/proto_wire.h"
 
@@ -29,7 +30,7 @@ PacketDeflater::~PacketDeflater() {
   if (worker_.joinable()) worker_.join();
 }
 
-void PacketDeflater::push(std::string& packets) {
+void PacketDeflater::push(Bytes& packets) {
   size_t capacity = packets.capacity();
   {
     std::unique_lock lock(mutex_);
@@ -53,7 +54,7 @@ void PacketDeflater::finish() {
 }
 
 void PacketDeflater::work() {
-  std::string packets, deflated;
+  Bytes packets, deflated;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -75,20 +76,20 @@ void PacketDeflater::work() {
 }
 
 // One packet holding the chunk deflated (zlib format, one stream per chunk).
-void PacketDeflater::write(const std::string& packets, std::string& deflated) {
+void PacketDeflater::write(const Bytes& packets, Bytes& deflated) {
   uLongf size = compressBound(uLong(packets.size()));
   deflated.resize(size);
   int rc = compress2(reinterpret_cast<Bytef*>(deflated.data()), &size,
                      reinterpret_cast<const Bytef*>(packets.data()), uLong(packets.size()), kLevel);
   if (rc != Z_OK)
     throw std::runtime_error("zlib could not deflate the trace (" + std::to_string(rc) + ")");
-  std::string field;  // compressed_packets: tag and length
+  Bytes field;  // compressed_packets: tag and length
   put_tag(field, kCompressedPackets, kLengthDelimited);
   put_varint(field, size);
-  std::string head;  // the packet around it: tag and length
+  Bytes head;  // the packet around it: tag and length
   put_tag(head, kTracePacket, kLengthDelimited);
   put_varint(head, field.size() + size);
-  head += field;
+  head.insert(head.end(), field.begin(), field.end());
   os_.write(head.data(), std::streamsize(head.size()));
   os_.write(deflated.data(), std::streamsize(size));
   if (!os_) throw std::runtime_error("write failed");

@@ -11,8 +11,9 @@
 #include <exception>
 #include <mutex>
 #include <ostream>
-#include <string>
 #include <thread>
+
+#include "reports/proto_wire.h"
 
 namespace ddpscope::reports::proto {
 
@@ -26,19 +27,19 @@ class PacketDeflater {
   // Takes `packets` (whole Trace.packet fields) and leaves it empty. Waits
   // while two chunks are already queued, so memory stays bounded; rethrows
   // the worker's error (zlib, a failed write) if there was one.
-  void push(std::string& packets);
+  void push(Bytes& packets);
   // Writes everything pushed, stops the worker; rethrows its error.
   void finish();
 
  private:
   void work();
-  void write(const std::string& packets, std::string& deflated);
+  void write(const Bytes& packets, Bytes& deflated);
 
   static constexpr size_t kMaxQueued = 2;
   std::ostream& os_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::string> queue_;
+  std::deque<Bytes> queue_;
   bool closing_ = false;
   std::exception_ptr error_;
   std::thread worker_;

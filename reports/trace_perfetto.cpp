@@ -101,13 +101,13 @@ class Interner {
   explicit Interner(uint32_t field) : field_(field) {}
   // For names that are string literals (categories, arg keys): found by
   // address, without hashing, after the first time.
-  uint64_t iid(const char* literal, std::string& pending) {
+  uint64_t iid(const char* literal, proto::Bytes& pending) {
     for (const auto& [p, id] : literals_)
       if (p == literal) return id;
     literals_.emplace_back(literal, iid(std::string_view(literal), pending));
     return literals_.back().second;
   }
-  uint64_t iid(std::string_view s, std::string& pending) {
+  uint64_t iid(std::string_view s, proto::Bytes& pending) {
     auto it = ids_.find(s);
     if (it != ids_.end()) return it->second;
     uint64_t id = ids_.size() + 1;  // 0 means "not set"
@@ -133,7 +133,7 @@ class Interner {
 struct LastIid {
   std::string text;
   uint64_t iid = 0;
-  uint64_t of(std::string_view s, Interner& interner, std::string& pending) {
+  uint64_t of(std::string_view s, Interner& interner, proto::Bytes& pending) {
     if (iid == 0 || s != text) {
       iid = interner.iid(s, pending);
       text.assign(s);
@@ -245,7 +245,7 @@ class PerfettoSink : public TraceSink {
     proto::put_uint(chunk_, pb::kTimestamp, uint64_t(s.start_ns - run_.origin_ns));
     sequence(pb::kNeedsIncrementalState);
     if (!interned_.empty()) {
-      proto::put_bytes(chunk_, pb::kInternedData, interned_);
+      proto::put_bytes(chunk_, pb::kInternedData, {interned_.data(), interned_.size()});
       interned_.clear();
     }
     proto::Message event(chunk_, pb::kTrackEvent);
@@ -276,7 +276,7 @@ class PerfettoSink : public TraceSink {
 
   proto::PacketDeflater deflater_;
   RunInfo run_;
-  std::string chunk_, interned_;
+  proto::Bytes chunk_, interned_;
   bool cleared_ = false;
   uint64_t next_uuid_ = 1;
   std::map<int, uint64_t> rank_tracks_;
