@@ -58,9 +58,10 @@ Run add_report(CLI::App& app) {
   sub->add_option("--csv", a->csv, "write one CSV file per table into this directory");
   sub->add_option("--json", a->json, "write the analysis as JSON (docs/analysis.md)");
   sub->add_option("--trace", a->trace,
-                  "write a trace for ui.perfetto.dev: Perfetto protobuf for F ending in .pftrace, "
-                  ".perfetto-trace or .pb, Chrome trace-event JSON for .json; any other name is "
-                  "protobuf when the run has more than 1,000,000 events (docs/trace.md)");
+                  "write a trace for ui.perfetto.dev: Perfetto protobuf if the name ends in "
+                  ".pftrace, .perfetto-trace or .pb, Chrome trace-event JSON if .json; any other "
+                  "name is protobuf when the run has more than " +
+                      std::to_string(reports::kJsonTraceMaxRows) + " event rows (docs/trace.md)");
   sub->add_flag("-q,--quiet", a->quiet, "no terminal summary");
   return [a] { return run_report(*a); };
 }
