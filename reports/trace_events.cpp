@@ -139,8 +139,10 @@ Track kernel_track(std::string_view kind, bool for_collective, std::string_view 
   return Track::compute_kernels;
 }
 
-// No ORDER BY: sorting 5M rows would cost a temp b-tree, and a stream runs
-// its kernels one after another, so they come out in order of time anyway.
+// No ORDER BY: sorting 5M rows would cost a temp b-tree. A stream runs its
+// kernels one after another and they are stored as they complete, so a
+// track's kernels come nearly in order of time (which keeps the Perfetto
+// writer to one lane per track; it is correct in any order).
 void walk_kernels(TraceSink& sink, Tracks& tracks, store::Connection& db) {
   store::Statement s(db,
                      "SELECT rank, stream, name, start_ns, end_ns, kind, collective_id, "

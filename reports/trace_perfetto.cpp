@@ -82,7 +82,6 @@ constexpr uint32_t kEntryText = 2;
 
 constexpr uint64_t kSequence = 1;
 constexpr size_t kChunkBytes = 1 << 20;  // packets deflated together
-constexpr size_t kMaxArgs = 8;
 
 // Perfetto's strings are UTF-8; names from a capture are bytes. Invalid
 // sequences become U+FFFD, as in the JSON trace (the same nlohmann handling).
@@ -233,13 +232,14 @@ class PerfettoSink : public TraceSink {
   // strings of this event, which go in this packet when new to the sequence.
   void begin_event(const Slice& s, uint64_t name, uint64_t track) {
     uint64_t category = categories_.iid(s.category, interned_);
-    uint64_t keys[kMaxArgs], texts[kMaxArgs];
-    size_t args = std::min(s.arg_count, kMaxArgs);
+    size_t args = s.arg_count;
+    keys_.resize(args);
+    texts_.resize(args);
     for (size_t i = 0; i < args; ++i) {
-      keys[i] = arg_names_.iid(s.args[i].key, interned_);
+      uint64_t key = keys_[i] = arg_names_.iid(s.args[i].key, interned_);
       if (!s.args[i].is_text) continue;
-      if (last_text_.size() <= keys[i]) last_text_.resize(keys[i] + 1);
-      texts[i] = last_text_[keys[i]].of(s.args[i].text, arg_texts_, interned_);
+      if (last_text_.size() <= key) last_text_.resize(key + 1);
+      texts_[i] = last_text_[key].of(s.args[i].text, arg_texts_, interned_);
     }
     proto::Message packet(chunk_, pb::kPacket);
     proto::put_uint(chunk_, pb::kTimestamp, uint64_t(s.start_ns - run_.origin_ns));
@@ -255,9 +255,9 @@ class PerfettoSink : public TraceSink {
     proto::put_uint(chunk_, pb::kNameIid, name);
     for (size_t i = 0; i < args; ++i) {
       proto::Message a(chunk_, pb::kDebugAnnotations);
-      proto::put_uint(chunk_, pb::kArgNameIid, keys[i]);
+      proto::put_uint(chunk_, pb::kArgNameIid, keys_[i]);
       if (s.args[i].is_text)
-        proto::put_uint(chunk_, pb::kArgStringValueIid, texts[i]);
+        proto::put_uint(chunk_, pb::kArgStringValueIid, texts_[i]);
       else
         proto::put_int(chunk_, pb::kArgIntValue, s.args[i].number);
     }
@@ -283,7 +283,8 @@ class PerfettoSink : public TraceSink {
   std::vector<RunTrack> tracks_;
   Interner names_{pb::kInternedNames}, categories_{pb::kInternedCategories},
       arg_names_{pb::kInternedArgNames}, arg_texts_{pb::kInternedArgStrings};
-  std::vector<LastIid> last_text_;  // by arg name iid
+  std::vector<LastIid> last_text_;      // by arg name iid
+  std::vector<uint64_t> keys_, texts_;  // the event's arg iids
 };
 
 }  // namespace
