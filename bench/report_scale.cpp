@@ -2,11 +2,17 @@
 // kernels over 8 ranks (DDP-like: 25 buckets per iteration, compute kernels
 // between bucket launches). Prints the time of each stage and the peak
 // resident memory. Target: analysis + all renderers <= 10 s, bounded memory.
+// The trace is written in the format `--trace run.trace` picks for this size
+// (Perfetto protobuf), then once more as JSON to compare: target, the
+// protobuf at most 1/4 of the JSON's size. The JSON is not in the total.
 //
-//   bench_report_scale [--collectives N] [--kernels-per-collective K] [--dir D]
+//   bench_report_scale [--collectives N] [--kernels-per-collective K] [--dir D] [--keep]
+//
+// --keep leaves the run and every output under D (printed at the end).
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +51,15 @@ std::string rss_split() {
   if (f) fclose(f);
   return "anon " + std::to_string(anon / 1024) + " MiB, file " + std::to_string(file / 1024) +
          " MiB";
+}
+
+// CPU seconds of the whole process (every thread), user and system: beside
+// the wall time, what a stage costs on a machine shared with other work.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](timeval t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 long peak_rss_mib() {
@@ -118,7 +133,10 @@ int main(int argc, char** argv) {
   long collectives = 1'000'000;
   int kernels = 4;  // compute kernels per collective: + 1 comm kernel = 5M kernels for 1M
   std::string dir = "/tmp";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool keep = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--keep")) keep = true;
+    if (i + 1 == argc) break;
     if (!strcmp(argv[i], "--collectives")) collectives = atol(argv[i + 1]);
     if (!strcmp(argv[i], "--kernels-per-collective")) kernels = atoi(argv[i + 1]);
     if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
@@ -134,10 +152,12 @@ int main(int argc, char** argv) {
 
   store::RunReader reader(root + "/run.db");
   auto t = std::chrono::steady_clock::now();
+  double cpu = cpu_seconds();
   auto run = analysis::analyze_run(reader);
   double analysis_s = seconds_since(t);
-  printf("%-10s %8.2f s   (%d iterations/rank, %zu buckets, peak RSS %ld MiB)\n", "analysis",
-         analysis_s, run.iterations.count, run.buckets.size(), peak_rss_mib());
+  printf("%-10s %8.2f s   (cpu %.2f s, %d iterations/rank, %zu buckets, peak RSS %ld MiB)\n",
+         "analysis", analysis_s, cpu_seconds() - cpu, run.iterations.count, run.buckets.size(),
+         peak_rss_mib());
   double total = analysis_s;
   struct Format {
     const char* name;
@@ -145,20 +165,34 @@ int main(int argc, char** argv) {
     std::string target;
   } formats[] = {{"csv", reports::make_csv_renderer(), root + "/csv"},
                  {"json", reports::make_json_renderer(), root + "/report.json"},
-                 {"trace", reports::make_trace_renderer(), root + "/trace.json"},
-                 {"html", reports::make_html_renderer(), root + "/report.html"}};
+                 {"trace", reports::make_trace_renderer(), root + "/run.trace"},
+                 {"html", reports::make_html_renderer(), root + "/report.html"},
+                 {"trace-json", reports::make_trace_renderer(), root + "/trace.json"}};
+  std::uintmax_t trace_bytes[2] = {0, 0};  // as chosen, as JSON
   for (auto& f : formats) {
     t = std::chrono::steady_clock::now();
+    cpu = cpu_seconds();
     f.r->write({run, reader}, f.target);
     double s = seconds_since(t);
-    total += s;
+    cpu = cpu_seconds() - cpu;
+    bool comparison = f.target.ends_with("trace.json");
+    if (!comparison) total += s;
     std::error_code ec;
     auto size = fs::is_directory(f.target) ? 0 : fs::file_size(f.target, ec);
-    printf("%-10s %8.2f s   (%.1f MiB, peak RSS %ld MiB)\n", f.name, s, double(size) / (1 << 20),
-           peak_rss_mib());
+    if (f.target.ends_with(".trace") || comparison) trace_bytes[comparison] = size;
+    std::string note = f.r->note();
+    printf("%-10s %8.2f s   (cpu %.2f s, %.1f MiB%s, peak RSS %ld MiB)\n", f.name, s, cpu,
+           double(size) / (1 << 20), note.empty() ? "" : (", " + note).c_str(), peak_rss_mib());
   }
-  printf("total      %8.2f s   (target <= 10 s), peak RSS %ld MiB (at the end: %s)\n", total,
-         peak_rss_mib(), rss_split().c_str());
-  fs::remove_all(root);
+  printf(
+      "total      %8.2f s   (target <= 10 s, without trace-json), peak RSS %ld MiB "
+      "(at the end: %s)\n",
+      total, peak_rss_mib(), rss_split().c_str());
+  printf("trace size: protobuf / JSON = %.3f (target <= 0.25)\n",
+         double(trace_bytes[0]) / double(std::max<std::uintmax_t>(trace_bytes[1], 1)));
+  if (keep)
+    printf("kept %s\n", root.c_str());
+  else
+    fs::remove_all(root);
   return 0;
 }

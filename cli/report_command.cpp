@@ -54,8 +54,10 @@ int run_report(const ReportArgs& a) {
                  {a.html, reports::make_html_renderer}};
   for (const auto& o : outputs) {
     if (o.target.empty()) continue;
-    o.make()->write({run, reader}, o.target);  // runtime_error names the target
-    std::cerr << "ddpscope: wrote " << o.target << "\n";
+    auto renderer = o.make();
+    renderer->write({run, reader}, o.target);  // runtime_error names the target
+    std::string note = renderer->note();
+    std::cerr << "ddpscope: wrote " << o.target << (note.empty() ? "" : " (" + note + ")") << "\n";
   }
   return 0;
 }
@@ -69,7 +71,10 @@ Run add_report(CLI::App& app) {
   sub->add_option("--html", a->html, "write a self-contained HTML report");
   sub->add_option("--csv", a->csv, "write one CSV file per table into this directory");
   sub->add_option("--json", a->json, "write the analysis as JSON (docs/analysis.md)");
-  sub->add_option("--trace", a->trace, "write a Chrome trace-event file for ui.perfetto.dev");
+  sub->add_option("--trace", a->trace,
+                  "write a trace for ui.perfetto.dev: Perfetto protobuf for F ending in .pftrace, "
+                  ".perfetto-trace or .pb, Chrome trace-event JSON for .json; any other name is "
+                  "protobuf when the run has more than 1,000,000 events (docs/trace.md)");
   sub->add_option("--ranks", a->ranks, "only these ranks: numbers and ranges, e.g. 0,3,8-15");
   sub->add_option("--since", a->since, "only events from S seconds after the run's start");
   sub->add_option("--until", a->until, "only events before S seconds after the run's start");

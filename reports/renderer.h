@@ -24,12 +24,33 @@ class Renderer {
   virtual ~Renderer() = default;
   // `target`: a file, or for CSV a directory (created if missing).
   virtual void write(const ReportInput& input, const std::string& target) = 0;
+  // What the last write() chose that the user should know (the trace's
+  // format); empty if nothing.
+  virtual std::string note() const { return {}; }
 };
 
-std::unique_ptr<Renderer> make_csv_renderer();   // reports/csv.cpp: one RFC 4180 file per table
-std::unique_ptr<Renderer> make_json_renderer();  // reports/json.cpp: the contract in DESIGN.md
-std::unique_ptr<Renderer>
-make_trace_renderer();  // reports/trace.cpp: Chrome trace events (Perfetto)
-std::unique_ptr<Renderer> make_html_renderer();  // reports/html.cpp: one self-contained page
+std::unique_ptr<Renderer> make_csv_renderer();    // reports/csv.cpp: one RFC 4180 file per table
+std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
+std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace_format.cpp: see below
+std::unique_ptr<Renderer> make_html_renderer();   // reports/html.cpp: one self-contained page
+
+// The trace for ui.perfetto.dev (reports/trace_*.cpp, docs/trace.md): the
+// same tracks, slices and args in either format. Perfetto's protobuf
+// (TrackEvent packets) is under a tenth of the JSON's size on the benchmark's
+// run (docs/performance.md); the Chrome trace-event JSON is plain text, which
+// chrome://tracing and any script also read.
+enum class TraceFormat { json, perfetto };
+
+// Runs with more event rows than this get the protobuf when the file name
+// does not decide: at ~140 bytes of JSON per event that is ~140 MB of JSON,
+// which viewers parse slowly and with far more memory per event (a 900 MB
+// JSON trace crashed ui.perfetto.dev: google/perfetto#99).
+constexpr int64_t kJsonTraceMaxRows = 1'000'000;
+
+// The format of `--trace F`: `.pftrace`, `.perfetto-trace` or `.pb` is the
+// protobuf, `.json` the JSON (any letter case); any other name is the protobuf
+// when `event_rows` (collectives, kernels, NVTX ranges and syncs, see
+// trace_events.h) exceeds kJsonTraceMaxRows, the JSON otherwise.
+TraceFormat trace_format_for(const std::string& target, int64_t event_rows);
 
 }  // namespace ddpscope::reports

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 libcli11-dev catch2 nlohmann-json3-dev libfmt-dev
+  zlib1g-dev               # deflates the Perfetto trace (reports/trace_perfetto.cpp)
   libgloo-dev libopenmpi-dev openmpi-bin
   python3-torch
   chromium

@@ -1,0 +1,79 @@
+// The protobuf wire format, as much of it as the Perfetto trace needs:
+// varints, tags, and length-delimited fields (strings, bytes, nested
+// messages), appended to a std::string. No libprotobuf: the message layouts
+// live with their one user (trace_perfetto.cpp), field numbers from the
+// published .proto files.
+// https://protobuf.dev/programming-guides/encoding/
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ddpscope::reports::proto {
+
+enum WireType : uint8_t { kVarint = 0, kLengthDelimited = 2 };
+
+inline void put_varint(std::string& out, uint64_t v) {
+  if (v < 0x80) {  // most tags, flags, iids and small values
+    out.push_back(char(v));
+    return;
+  }
+  char bytes[10];  // 7 bits a byte, low bits first; the high bit says "more"
+  size_t n = 0;
+  for (; v >= 0x80; v >>= 7) bytes[n++] = char(uint8_t(v) | 0x80);
+  bytes[n++] = char(v);
+  out.append(bytes, n);
+}
+
+inline void put_tag(std::string& out, uint32_t field, WireType type) {
+  put_varint(out, (uint64_t(field) << 3) | type);
+}
+
+// uint32/uint64/int32/int64/enum/bool fields: a negative int64 is its two's
+// complement (ten bytes), as protobuf encodes int64.
+inline void put_uint(std::string& out, uint32_t field, uint64_t v) {
+  put_tag(out, field, kVarint);
+  put_varint(out, v);
+}
+inline void put_int(std::string& out, uint32_t field, int64_t v) {
+  put_uint(out, field, uint64_t(v));
+}
+
+// string and bytes fields, and a message already encoded.
+inline void put_bytes(std::string& out, uint32_t field, std::string_view bytes) {
+  put_tag(out, field, kLengthDelimited);
+  put_varint(out, bytes.size());
+  out.append(bytes);
+}
+
+// A nested message written in place: the scope's contents are the message's
+// fields, and its length is filled in when the scope ends. One byte is kept
+// for the length, which covers messages under 128 bytes (nearly all of ours);
+// a longer one moves its contents up by the extra length bytes.
+class Message {
+ public:
+  Message(std::string& out, uint32_t field) : out_(out) {
+    put_tag(out_, field, kLengthDelimited);
+    out_.push_back(0);
+    start_ = out_.size();
+  }
+  ~Message() {
+    size_t length = out_.size() - start_;
+    if (length < 0x80) {
+      out_[start_ - 1] = char(length);
+      return;
+    }
+    std::string prefix;
+    put_varint(prefix, length);
+    out_.replace(start_ - 1, 1, prefix);
+  }
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+
+ private:
+  std::string& out_;
+  size_t start_;
+};
+
+}  // namespace ddpscope::reports::proto

@@ -1,0 +1,200 @@
+// The walk over a run that both trace formats share: which track each row of
+// the database lands on, and the slice and args it becomes.
+#include "reports/trace_events.h"
+
+#include <charconv>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ddpscope::reports::trace {
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24] = "0x";
+  return std::string(buf, std::to_chars(buf + 2, buf + sizeof buf, v, 16).ptr);
+}
+
+// What a track shows; the order here is the order of tracks in the UI, since
+// tracks are numbered kind by kind.
+enum class Track { stream, thread, host_calls, comm_kernels, compute_kernels, memory, nvtx, syncs };
+
+std::string track_name(Track kind, uint64_t id, const std::string& domain) {
+  static const char* const kLabels[] = {
+      "stream",          "thread",        "host calls", "comm kernels",
+      "compute kernels", "memcpy/memset", "nvtx",       "syncs"};
+  bool on_stream = kind == Track::stream || (kind >= Track::comm_kernels && kind <= Track::memory);
+  std::string where = on_stream ? "stream " + hex(id) : "thread " + std::to_string(id);
+  if (kind == Track::stream || kind == Track::thread) return where;
+  std::string label = kLabels[int(kind)];
+  if (!domain.empty()) label += " " + domain;
+  return label + " (" + where + ")";
+}
+
+// Ranks and tracks, each announced to the sink the first time it is used.
+// Small: one entry per (rank, stream/thread/domain, kind).
+class Tracks {
+ public:
+  Tracks(TraceSink& sink, const std::vector<ProcessRecord>& processes) : sink_(sink) {
+    for (const auto& p : processes) hosts_[p.rank] = p.host;
+    for (const auto& p : processes) announce(p.rank);
+  }
+  uint32_t of(int rank, Track kind, uint64_t id, const std::string& domain = "") {
+    // Consecutive events mostly share a track: skip the map for a repeat.
+    if (domain.empty() && last_.rank == rank && last_.kind == kind && last_.id == id)
+      return last_.index;
+    uint32_t index = lookup(rank, kind, id, domain);
+    if (domain.empty()) last_ = {rank, kind, id, index};
+    return index;
+  }
+
+ private:
+  uint32_t lookup(int rank, Track kind, uint64_t id, const std::string& domain) {
+    auto key = std::make_tuple(rank, kind, id, domain);
+    auto it = ids_.find(key);
+    if (it != ids_.end()) return it->second;
+    announce(rank);
+    TrackInfo t{uint32_t(ids_.size()), rank,
+                int64_t(kind) * 100000 + 1 + int64_t(count_[{rank, kind}]++),
+                track_name(kind, id, domain)};
+    ids_.emplace(key, t.index);
+    sink_.track(t);
+    return t.index;
+  }
+  void announce(int rank) {
+    if (!announced_.insert(rank).second) return;
+    auto host = hosts_.find(rank);
+    std::string name = "rank " + std::to_string(rank);
+    if (host != hosts_.end() && !host->second.empty()) name += " (" + host->second + ")";
+    sink_.process(rank, name);
+  }
+  struct Last {
+    int rank = -1;
+    Track kind = Track::stream;
+    uint64_t id = 0;
+    uint32_t index = 0;
+  } last_;
+  TraceSink& sink_;
+  std::map<int, std::string> hosts_;
+  std::set<int> announced_;
+  std::map<std::tuple<int, Track, uint64_t, std::string>, uint32_t> ids_;
+  std::map<std::pair<int, Track>, int> count_;
+};
+
+// The earliest time of any event, so timestamps start near 0 (wall-clock ns
+// since 1970 do not fit a double's precision as microseconds).
+int64_t earliest_ns(store::Connection& db) {
+  store::Statement s(db,
+                     "SELECT min(t) FROM (SELECT min(host_start_ns) AS t FROM collectives "
+                     "UNION ALL SELECT min(start_ns) FROM collectives "
+                     "UNION ALL SELECT min(start_ns) FROM kernels "
+                     "UNION ALL SELECT min(start_ns) FROM ranges "
+                     "UNION ALL SELECT min(start_ns) FROM syncs)");
+  return s.step() && !s.is_null(0) ? s.int64(0) : 0;
+}
+
+void walk_collectives(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
+  std::map<std::pair<int, uint64_t>, Backend> backends;  // Gloo groups run on host threads
+  for (const auto& p : reader.processes()) backends[{p.rank, 0}] = p.backend;
+  for (const auto& c : reader.comms()) backends[{c.rank, c.comm_id}] = c.backend;
+  reader.for_each_collective([&](const CollectiveRecord& c) {
+    bool measured = c.start_ns != kNoTime && c.end_ns != kNoTime;
+    int64_t start = measured ? c.start_ns : c.host_start_ns;
+    int64_t end = measured ? c.end_ns : c.host_end_ns;
+    if (start == kNoTime) return;
+    auto b = backends.find({c.rank, c.comm_id});
+    if (b == backends.end()) b = backends.find({c.rank, 0});
+    bool gloo = b != backends.end() && b->second == Backend::gloo;
+    std::string_view op = name_of(c.op);
+    uint32_t track =
+        gloo ? tracks.of(c.rank, Track::thread, c.tid) : tracks.of(c.rank, Track::stream, c.stream);
+    std::string comm = hex(c.comm_id);  // text: 63 bits do not survive a JS double
+    const Arg args[] = {number_arg("bytes", int64_t(c.bytes)),
+                        number_arg("count", int64_t(c.count)),
+                        text_arg("dtype", name_of(c.dtype)),
+                        number_arg("seq", int64_t(c.seq)),
+                        text_arg("comm_id", comm),
+                        number_arg("group_id", int64_t(c.group_id)),
+                        number_arg("nranks", c.nranks),
+                        text_arg("timing", name_of(c.timing))};
+    sink.slice({op, gloo ? "gloo" : "nccl", track, start, end, args, std::size(args)});
+    // The enqueue on the host, when the slice above is the device execution.
+    if (measured && c.timing != Timing::host && c.host_start_ns != kNoTime) {
+      const Arg seq[] = {number_arg("seq", int64_t(c.seq))};
+      sink.slice({op, "host", tracks.of(c.rank, Track::host_calls, c.tid), c.host_start_ns,
+                  c.host_end_ns, seq, 1});
+    }
+  });
+}
+
+// Kernel kinds are the capture's vocabulary (docs/schema.md leaves it open):
+// memcpy*/memset* are copies; a kernel tied to a collective, of kind comm/nccl,
+// or named nccl* is communication; everything else is compute.
+Track kernel_track(std::string_view kind, bool for_collective, std::string_view name) {
+  if (kind.find("memcpy") != std::string::npos || kind.find("memset") != std::string::npos)
+    return Track::memory;
+  if (for_collective || kind == "comm" || kind == "nccl" || kind == "communication" ||
+      name.starts_with("nccl"))
+    return Track::comm_kernels;
+  return Track::compute_kernels;
+}
+
+// No ORDER BY: sorting 5M rows would cost a temp b-tree, and a stream runs
+// its kernels one after another, so they come out in order of time anyway.
+void walk_kernels(TraceSink& sink, Tracks& tracks, store::Connection& db) {
+  store::Statement s(db,
+                     "SELECT rank, stream, name, start_ns, end_ns, kind, collective_id, "
+                     "correlation, device FROM kernels WHERE start_ns IS NOT NULL");
+  while (s.step()) {
+    int rank = int(s.int64(0));
+    std::string_view name = s.text_view(2);  // no copies: millions of rows
+    bool for_collective = !s.is_null(6);
+    Track kind = kernel_track(s.text_view(5), for_collective, name);  // kinds are lower-case
+    const Arg args[] = {number_arg("device", s.int64(8)), number_arg("correlation", s.int64(7)),
+                        number_arg("collective_id", s.int64(6))};
+    sink.slice({name, "kernel", tracks.of(rank, kind, uint64_t(s.int64(1))), s.int64(3), s.time(4),
+                args, for_collective ? 3u : 2u});
+  }
+}
+
+// NVTX ranges are stored when they end, so an enclosing range comes after the
+// ranges it encloses: ordered by start (longest first on a tie), a track's
+// slices arrive as they nest. Syncs are calls of one thread, in order already.
+constexpr const char* kRangesSql =
+    "SELECT rank, tid, name, start_ns, end_ns, domain FROM ranges WHERE start_ns IS NOT NULL "
+    "ORDER BY rank, tid, domain, start_ns, end_ns DESC";
+constexpr const char* kSyncsSql =
+    "SELECT rank, tid, call, start_ns, end_ns, '' FROM syncs WHERE start_ns IS NOT NULL";
+
+// Host-thread intervals: NVTX ranges (a track per thread and domain) and
+// synchronising calls. `sql` selects rank, tid, name, start_ns, end_ns, domain.
+void walk_host_spans(TraceSink& sink, Tracks& tracks, store::Connection& db, const char* sql,
+                     Track kind, const char* cat) {
+  store::Statement s(db, sql);
+  while (s.step()) {
+    uint32_t track = tracks.of(int(s.int64(0)), kind, uint64_t(s.int64(1)), s.text(5));
+    sink.slice({s.text_view(2), cat, track, s.int64(3), s.time(4), nullptr, 0});
+  }
+}
+
+}  // namespace
+
+void walk_run(store::RunReader& reader, TraceSink& sink) {
+  auto& db = reader.connection();
+  sink.begin({reader.path(), reader.timeline(), earliest_ns(db)});
+  Tracks tracks(sink, reader.processes());
+  walk_collectives(sink, tracks, reader);
+  walk_kernels(sink, tracks, db);
+  walk_host_spans(sink, tracks, db, kRangesSql, Track::nvtx, "nvtx");
+  walk_host_spans(sink, tracks, db, kSyncsSql, Track::syncs, "sync");
+  sink.end();
+}
+
+int64_t event_rows(store::RunReader& reader) {
+  int64_t rows = 0;
+  for (const char* table : {"collectives", "kernels", "ranges", "syncs"})
+    rows += reader.count(table);
+  return rows;
+}
+
+}  // namespace ddpscope::reports::trace

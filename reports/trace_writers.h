@@ -1,0 +1,18 @@
+// The two trace formats over the same walk (trace_events.h); the trace
+// renderer (trace_format.cpp) picks one. Both stream to `os` and throw
+// std::runtime_error on a database error.
+#pragma once
+
+#include <ostream>
+
+#include "profiler/store/reader.h"
+
+namespace ddpscope::reports::trace {
+
+// Chrome trace-event JSON (trace_json.cpp).
+void write_json_trace(store::RunReader& reader, std::ostream& os);
+
+// Perfetto's own protobuf format, TrackEvent packets (trace_perfetto.cpp).
+void write_perfetto_trace(store::RunReader& reader, std::ostream& os);
+
+}  // namespace ddpscope::reports::trace

@@ -1,0 +1,123 @@
+// Which trace format `--trace F` writes (renderer.h: trace_format_for), on
+// the real renderer at the size boundary; and the protobuf wire encoding the
+// Perfetto trace is made of, against the encodings protobuf's documentation
+// gives. (The trace itself is decoded by Google's protobuf in
+// test_perfetto_trace.py.)
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "profiler/store/reader.h"
+#include "reports/proto_wire.h"
+#include "reports/renderer.h"
+#include "tests/reports/fixtures.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+using namespace ddpscope::testing;
+using reports::TraceFormat;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string bytes(std::initializer_list<int> values) {
+  std::string out;
+  for (int v : values) out.push_back(char(v));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Trace format: the file name decides, else the size of the run") {
+  using reports::trace_format_for;
+  constexpr int64_t kMax = reports::kJsonTraceMaxRows;
+  for (const char* name : {"run.pftrace", "dir.json/run.perfetto-trace", "x.pb", "X.PFTRACE"}) {
+    CHECK(trace_format_for(name, 0) == TraceFormat::perfetto);
+    CHECK(trace_format_for(name, kMax + 1) == TraceFormat::perfetto);
+  }
+  for (const char* name : {"run.json", "Run.JSON", "/a.pftrace/b.json"}) {
+    CHECK(trace_format_for(name, 0) == TraceFormat::json);
+    CHECK(trace_format_for(name, 100 * kMax) == TraceFormat::json);
+  }
+  for (const char* name : {"run.trace", "trace", "run.json.txt", "run.pb.gz"}) {
+    CHECK(trace_format_for(name, kMax) == TraceFormat::json);
+    CHECK(trace_format_for(name, kMax + 1) == TraceFormat::perfetto);
+  }
+}
+
+TEST_CASE("Trace format: a run just over the limit gets the protobuf, at it the JSON") {
+  std::string dir = temp_dir("trace-format");
+  SampleRun db = make_run_db(dir);
+  analysis::RunAnalysis run;
+  auto fill_to = [&](int64_t rows) {
+    store::Connection conn(db.path, store::Connection::Mode::read_write);
+    store::RunReader reader(db.path);
+    int64_t have = 0;
+    for (const char* t : {"collectives", "kernels", "ranges", "syncs"}) have += reader.count(t);
+    conn.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+              std::to_string(rows - have) +
+              ") INSERT INTO syncs SELECT 1, 5, 'cudaDeviceSynchronize', 0, "
+              "1700000000002000000 + 10 * i, 1700000000002000005 + 10 * i FROM n");
+  };
+  auto render = [&](const std::string& name, std::string* note) {
+    store::RunReader reader(db.path);
+    auto r = reports::make_trace_renderer();
+    r->write({run, reader}, dir + "/" + name);
+    *note = r->note();
+    return read_text(dir + "/" + name);
+  };
+  std::string note;
+  fill_to(reports::kJsonTraceMaxRows);
+  CHECK(render("at.trace", &note).front() == '{');
+  CHECK(note == "Chrome trace-event JSON");
+  fill_to(reports::kJsonTraceMaxRows + 1);
+  std::string proto = render("over.trace", &note);
+  CHECK(proto.front() == '\x0a');  // Trace.packet: field 1, length-delimited
+  CHECK(note == "Perfetto protobuf");
+  CHECK(render("over.json", &note).front() == '{');  // the name still decides
+  CHECK(proto.size() * 4 < fs::file_size(dir + "/over.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Protobuf wire: varints, tags and length-delimited fields") {
+  using namespace reports::proto;
+  std::string out;
+  for (uint64_t v : {0ull, 1ull, 127ull}) put_varint(out, v);
+  CHECK(out == bytes({0, 1, 0x7f}));
+  out.clear();
+  put_varint(out, 128);
+  put_varint(out, 300);
+  CHECK(out == bytes({0x80, 0x01, 0xac, 0x02}));
+  out.clear();
+  put_varint(out, UINT64_MAX);
+  CHECK(out == bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}));
+  out.clear();
+  put_int(out, 1, -1);  // int64 -1: ten bytes
+  CHECK(out == bytes({0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}));
+  out.clear();
+  put_uint(out, 1, 150);  // the documentation's example message
+  CHECK(out == bytes({0x08, 0x96, 0x01}));
+  out.clear();
+  put_bytes(out, 2, "testing");
+  CHECK(out == bytes({0x12, 0x07}) + "testing");
+  out.clear();
+  put_uint(out, 60, 1);  // a field number past 15 takes a two-byte tag
+  CHECK(out == bytes({0xe0, 0x03, 0x01}));
+}
+
+TEST_CASE("Protobuf wire: nested messages of any length") {
+  using namespace reports::proto;
+  std::string out = "x";
+  {
+    Message outer(out, 3);
+    put_uint(out, 1, 150);
+    Message inner(out, 4);
+  }
+  CHECK(out == "x" + bytes({0x1a, 0x05, 0x08, 0x96, 0x01, 0x22, 0x00}));
+  std::string big(200, 'a');
+  out.clear();
+  {
+    Message m(out, 1);
+    put_bytes(out, 2, big);  // 203 bytes: the length takes two bytes
+  }
+  CHECK(out == bytes({0x0a, 0xcb, 0x01, 0x12, 0xc8, 0x01}) + big);
+}
