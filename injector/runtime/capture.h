@@ -1,8 +1,9 @@
 // The capture runtime every hook goes through. States: not started (library
-// loaded, nothing recorded yet), running, finalized (after exit began, or after
-// a fork in the child), disabled (no usable output). Hooks check one relaxed
-// atomic and a thread-local depth, then write one event into their thread's
-// ring; everything slow happens on the writer thread.
+// loaded, nothing recorded yet), starting (one thread is starting it), running,
+// finalized (after exit began, or in a child forked from a running process),
+// disabled (no usable output). Hooks check one relaxed atomic and a
+// thread-local depth, then write one event into their thread's ring;
+// everything slow happens on the writer thread.
 #pragma once
 
 #include <atomic>
@@ -15,7 +16,7 @@
 
 namespace ddpscope::inject {
 
-enum class State : int { not_started, running, finalized, disabled };
+enum class State : int { not_started, starting, running, finalized, disabled };
 
 extern std::atomic<int> g_state;
 extern thread_local ThreadBuffer* tl_buffer DDPSCOPE_TLS;
@@ -61,6 +62,15 @@ inline uint32_t thread_id() {
   if (!tl_buffer) attach_thread();
   return tl_tid;
 }
+
+// Where this process came from, when it was forked before recording started
+// in its parent (its runtime starts afresh; see is_helper_of_parent in
+// identity.h for when it records).
+struct ForkOrigin {
+  bool before_start = false;  // forked while the parent's runtime was not started
+  int parent_rank = -1;       // the rank the parent's environment named at the fork
+};
+const ForkOrigin& fork_origin();
 
 // Flush everything and close the rank file. Safe to call twice, from exit
 // handlers, and in a forked child (where it does nothing).

@@ -114,6 +114,9 @@ void RankFile::collect_activities(bool final) {
 
 bool RankFile::open() {
   id_ = resolve_identity(id_);
+  const ForkOrigin& origin = fork_origin();
+  if (is_helper_of_parent(id_, origin.before_start, origin.parent_rank))
+    return false;  // silent, as a child of a running rank is (docs/reliability.md)
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
   std::string path = out_dir_ + "/rank-" + std::to_string(id_.rank) + ".db";

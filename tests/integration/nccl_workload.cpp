@@ -101,6 +101,45 @@ int mode_fork() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
 }
 
+// A fork before any NCCL call, so before the injector started: the child (a
+// DataLoader worker of this rank) makes calls too, then the parent. Prints
+// the parent's pid.
+int mode_fork_early() {
+  pid_t pid = fork();
+  if (pid == 0) {
+    mode_threads(2, 5);
+    usleep(300000);  // a worker lives on: several flush intervals pass
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  mode_threads(2, 10);
+  printf("%d\n", int(getpid()));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+// A fork-based launcher: `n` children forked before any call, each told its
+// rank through RANK (as Lightning's ddp_fork does), each making 3 + rank calls.
+int mode_fork_ranks(int n) {
+  std::vector<pid_t> children;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("RANK", std::to_string(r).c_str(), 1);
+      mode_threads(1, 3 + r);
+      exit(0);  // a rank ends as a process does: its exit handlers flush the record
+    }
+    children.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t c : children) {
+    int status = 0;
+    waitpid(c, &status, 0);
+    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  return failed;
+}
+
 // One call, then a chosen exit status: the injector must pass it on.
 int mode_exit(int code) {
   mode_threads(1, 1);
@@ -117,7 +156,11 @@ int main(int argc, char** argv) {
   if (mode == "threads") return mode_threads(a, b);
   if (mode == "wait") return mode_then_wait(a);
   if (mode == "fork") return mode_fork();
+  if (mode == "fork-early") return mode_fork_early();
+  if (mode == "fork-ranks") return mode_fork_ranks(a);
   if (mode == "exit") return mode_exit(a);
-  fprintf(stderr, "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|exit CODE\n");
+  fprintf(stderr,
+          "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|fork-early|fork-ranks "
+          "N|exit CODE\n");
   return 2;
 }

@@ -185,6 +185,32 @@ TEST_CASE("a forked child never writes its parent's events") {
   CHECK(db.count("collectives") == 2 * 10);
 }
 
+TEST_CASE("a child forked before recording started does not pose as its parent's rank") {
+  auto dir = testing::temp_dir("fork-early");
+  auto env = injected(dir);
+  env["RANK"] = "0";  // the parent's, inherited by its DataLoader-like child
+  auto r = workload({"fork-early"}, env);
+  REQUIRE(r.status == 0);
+  CHECK(files_in(dir) == std::vector<std::string>{"rank-0.db"});
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 2 * 10);
+  CHECK(std::to_string(db.processes().at(0).pid) + "\n" == r.out);
+}
+
+TEST_CASE("children of a fork-based launcher, forked before recording, are ranks") {
+  auto dir = testing::temp_dir("fork-ranks");
+  auto r = workload({"fork-ranks", "2"}, injected(dir));
+  REQUIRE(r.status == 0);
+  auto names = files_in(dir);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"rank-0.db", "rank-1.db"});
+  for (int rank = 0; rank < 2; ++rank) {
+    store::RunReader db(dir + "/rank-" + std::to_string(rank) + ".db");
+    CHECK(db.count("collectives") == 3 + rank);
+    CHECK(db.processes().at(0).rank_source == "RANK");
+  }
+}
+
 TEST_CASE("exit status and output pass through unchanged") {
   auto plain = workload({"exit", "7"}, {});
   auto dir = testing::temp_dir("exit");
