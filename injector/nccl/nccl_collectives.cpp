@@ -133,8 +133,8 @@ template <typename Fn, typename... Args>
     CollectiveEvent e;
     describe(e, c, comm, t0, t1, slot, 0);
     if (!hold_in_group(e)) emit(e);
-  } else if (auto* ev = reserve_event_body<CollectiveEvent>(source(),
-                                                            uint8_t(CommEventKind::collective))) {
+  } else if (auto* ev = reserve_event_body<CollectiveEvent>(
+                 source(), uint8_t(CommEventKind::collective), EventClass::comm)) {
     describe(*ev, c, comm, t0, t1, slot, correlation);
     publish_event();
   }

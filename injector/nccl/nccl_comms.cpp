@@ -16,7 +16,8 @@ namespace ddpscope::inject::nccl {
 namespace {
 
 void emit_comm_init(const CommInfo& c, CommOrigin origin, uint64_t parent) {
-  auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init));
+  auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init),
+                                              EventClass::comm);
   if (!e) return;
   *e = CommInitEvent{clock::ticks(), c.comm_id, parent,        c.nranks,
                      c.comm_rank,    c.device,  Backend::nccl, origin};
@@ -27,7 +28,8 @@ void emit_comm_end(ncclComm_t comm, CommEnd how) {
   if (!capturing() || !comm) return;
   CommInfo* c = comm_registry().find(comm);
   if (!c) return;
-  auto* e = reserve_event_body<CommEndEvent>(source(), uint8_t(CommEventKind::comm_end));
+  auto* e = reserve_event_body<CommEndEvent>(source(), uint8_t(CommEventKind::comm_end),
+                                             EventClass::comm);
   if (!e) return;
   *e = CommEndEvent{clock::ticks(), c->comm_id, c->comm_rank, how};
   publish_event();

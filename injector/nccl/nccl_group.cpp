@@ -120,7 +120,8 @@ void end_group_timers_and_emit() {
 }
 
 void emit(const CollectiveEvent& e) {
-  auto* slot = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective));
+  auto* slot = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
+                                                   EventClass::comm);
   if (!slot) return;
   *slot = e;
   publish_event();

@@ -41,17 +41,19 @@ struct ReentrancyGuard {
 ThreadBuffer* attach_thread();
 
 // A slot for one event, or null (ring full: counted as dropped; or no runtime).
-inline Event* reserve_event() {
+// Communication events (EventClass::comm) have a reserve no other kind can
+// take (thread_buffer.h).
+inline Event* reserve_event(EventClass c = EventClass::other) {
   ThreadBuffer* b = tl_buffer;
   if (!b) b = attach_thread();
-  return b ? b->reserve() : nullptr;
+  return b ? b->reserve(c) : nullptr;
 }
 inline void publish_event() { tl_buffer->publish(); }
 
 // The body of a fresh event from `source` (source.h), or null as above.
 template <typename Body>
-inline Body* reserve_event_body(SourceId source, uint8_t kind) {
-  Event* e = reserve_event();
+inline Body* reserve_event_body(SourceId source, uint8_t kind, EventClass c = EventClass::other) {
+  Event* e = reserve_event(c);
   if (!e) return nullptr;
   e->source = source;
   e->kind = kind;

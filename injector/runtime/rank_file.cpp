@@ -185,6 +185,8 @@ void RankFile::write() {
     write_rows(g.kernels);
   }
   write_rows(kernels_);
+  if (uint64_t comm_dropped = buffers_->dropped_comm())
+    writer_->put_meta("dropped_comm_events", std::to_string(comm_dropped));
   if (device_tracer()) {
     writer_->put_meta("cupti_dropped_records", std::to_string(cupti_dropped_));
     writer_->put_meta("cupti_overhead_ns", std::to_string(cupti_overhead_ns_));
