@@ -12,6 +12,7 @@ enum class Notice {
   cuda_timer,
   cupti,
   unknown_dtype,
+  names_full,
   misc
 };
 

@@ -10,6 +10,7 @@
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
 #include "injector/runtime/comm_registry.h"
+#include "injector/runtime/counters.h"
 #include "injector/runtime/device_tracer.h"
 #include "injector/runtime/log.h"
 #include "injector/runtime/name_table.h"
@@ -185,8 +186,7 @@ void RankFile::write() {
     write_rows(g.kernels);
   }
   write_rows(kernels_);
-  if (uint64_t comm_dropped = buffers_->dropped_comm())
-    writer_->put_meta("dropped_comm_events", std::to_string(comm_dropped));
+  write_counts();
   if (device_tracer()) {
     writer_->put_meta("cupti_dropped_records", std::to_string(cupti_dropped_));
     writer_->put_meta("cupti_overhead_ns", std::to_string(cupti_overhead_ns_));
@@ -197,6 +197,17 @@ void RankFile::write() {
   write_resolutions();
   writer_->put(p);
   writer_->commit();
+}
+
+// What was seen but not recorded in full (counters.h), as meta `count:<name>`;
+// written once non-zero, so a file without them had nothing to say.
+void RankFile::write_counts() {
+  auto put = [&](const char* name, uint64_t n) {
+    if (n) writer_->put_meta(std::string("count:") + name, std::to_string(n));
+  };
+  put("dropped_comm_events", buffers_->dropped_comm());
+  for (int c = 0; c < int(Counter::count_of_counters); ++c)
+    put(counter_name(Counter(c)), counter_value(Counter(c)));
 }
 
 // Where each hook's calls went (symbols.h), new ones since the last flush.

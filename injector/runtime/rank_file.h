@@ -47,6 +47,7 @@ class RankFile : public Rows {
   void collect_activities(bool final);
   void write_collective(CollectiveRecord& c);
   void write_resolutions();
+  void write_counts();
   template <typename Record>
   void write_rows(std::vector<Record>& rows);
   bool open();

@@ -113,7 +113,7 @@ TEST_CASE("a flood of waits never crowds out the collectives after it") {
   CHECK(db.count("collectives") == 12);
   CHECK(db.count("comms") == 1);
   CHECK(db.processes().at(0).dropped_events == 1000 - 48);
-  CHECK(db.meta().count("dropped_comm_events") == 0);  // written only when some were
+  CHECK(db.meta().count("count:dropped_comm_events") == 0);  // written only when some were
 
   // Collectives beyond the reserve are dropped and counted as such.
   auto over = testing::temp_dir("cuda-flood-over");
@@ -122,5 +122,5 @@ TEST_CASE("a flood of waits never crowds out the collectives after it") {
   store::RunReader db2(over + "/rank-0.db");
   CHECK(db2.count("collectives") == 15);
   CHECK(db2.processes().at(0).dropped_events == 1000 - 48 + 5);
-  CHECK(db2.meta().at("dropped_comm_events") == "5");
+  CHECK(db2.meta().at("count:dropped_comm_events") == "5");
 }
