@@ -50,14 +50,6 @@ RedOp to_redop(int op) {
   }
 }
 
-// NCCL forbids concurrent calls on one communicator, so the per-comm counter
-// needs no atomic read-modify-write (no lock prefix on the hot path).
-uint64_t next_seq(CommInfo& comm) {
-  uint64_t s = comm.next_seq.load(std::memory_order_relaxed);
-  comm.next_seq.store(s + 1, std::memory_order_relaxed);
-  return s;
-}
-
 // nccl-tests' S: the whole message for ops whose count is per rank.
 uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
   uint64_t b = uint64_t(count) * elem;
@@ -95,7 +87,7 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.comm_id = comm ? comm->comm_id : 0;
   e.comm_rank = comm ? comm->comm_rank : -1;
   e.stream = reinterpret_cast<uint64_t>(c.stream);
-  e.seq = comm ? next_seq(*comm) : 0;
+  e.seq = 0;  // taken by the caller: at once, or when the group launches
   e.group_id = current_group();
   e.root = c.root;
   e.peer = c.peer;
@@ -132,10 +124,17 @@ template <typename Fn, typename... Args>
   if (grouped) {
     CollectiveEvent e;
     describe(e, c, comm, t0, t1, slot, 0);
-    if (!hold_in_group(e)) emit(e);
-  } else if (auto* ev = reserve_event_body<CollectiveEvent>(
-                 source(), uint8_t(CommEventKind::collective), EventClass::comm)) {
+    if (!hold_in_group(e, comm)) {
+      e.seq = comm ? next_seq(*comm) : 0;
+      emit(e);
+    }
+    return rc;
+  }
+  uint64_t seq = comm ? next_seq(*comm) : 0;  // taken even if the ring is full
+  if (auto* ev = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
+                                                     EventClass::comm)) {
     describe(*ev, c, comm, t0, t1, slot, correlation);
+    ev->seq = seq;
     publish_event();
   }
   return rc;
@@ -232,6 +231,18 @@ ncclResult_t ncclGroupEnd() {
   if (ddpscope::inject::tl_depth != 0) return real();
   ddpscope::inject::ReentrancyGuard guard;
   return ddpscope::inject::nccl::group_ended([&] { return real(); });
+}
+
+// Ends the group as ncclGroupEnd does (NCCL >= 2.22), but with a simInfo NCCL
+// only estimates the group's calls and launches none of them: they are not
+// recorded (nor do they take a seq). Without one it is ncclGroupEnd.
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* sim) {
+  auto real = DDPSCOPE_REAL_NCCL(GroupSimulateEnd);
+  if (!real) return ncclSystemError;
+  if (ddpscope::inject::tl_depth != 0) return real(sim);
+  ddpscope::inject::ReentrancyGuard guard;
+  if (!sim) return ddpscope::inject::nccl::group_ended([&] { return real(sim); });
+  return ddpscope::inject::nccl::group_simulated([&] { return real(sim); });
 }
 
 }  // extern "C"

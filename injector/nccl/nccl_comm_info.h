@@ -21,6 +21,15 @@ inline CommInfo* comm_info(ncclComm_t comm) {
   return register_comm(comm, 0, CommOrigin::first_use, 0);
 }
 
+// The next call number on `comm`. NCCL forbids concurrent calls on one
+// communicator, so the counter needs no atomic read-modify-write (no lock
+// prefix on the hot path).
+inline uint64_t next_seq(CommInfo& comm) {
+  uint64_t s = comm.next_seq.load(std::memory_order_relaxed);
+  comm.next_seq.store(s + 1, std::memory_order_relaxed);
+  return s;
+}
+
 // Ids are kept positive so that SQL and JSON show them as they are.
 inline uint64_t as_comm_id(uint64_t h) { return h & 0x7fffffffffffffffull; }
 

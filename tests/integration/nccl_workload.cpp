@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "injector/nccl/nccl_api.h"
+#include "tests/nccl_abi/sim_info.h"
 
 extern "C" ncclResult_t ncclGetUniqueId(ncclUniqueId*);
 
@@ -140,6 +141,40 @@ int mode_fork_ranks(int n) {
   return failed;
 }
 
+// ncclGroupSimulateEnd, as a job asks NCCL what a group would cost: the
+// simulated calls never run. Then real calls, and a simulated inner group
+// inside a real outer one (only the outermost end decides). Counts 4 and 2
+// must not be recorded; 8, 16 and 32 must, with seq 0, 1, 2.
+int mode_simulate() {
+  ncclComm_t comm;
+  check(ncclCommInitAll(&comm, 1, nullptr), "init all");
+  float x[64] = {};
+  auto sim = ddpscope::testnccl::sim_info_initializer();
+  auto* sim_arg = reinterpret_cast<ncclSimInfo_t*>(&sim);
+  check(ncclGroupStart(), "group start");
+  check(ncclAllReduce(x, x, 4, ncclFloat32, ncclSum, comm, nullptr), "simulated allreduce");
+  check(ncclGroupSimulateEnd(sim_arg), "simulate end");
+  if (!(sim.estimatedTime > 0)) return 92;  // NCCL filled in its estimate
+  // A simInfo NCCL refuses still ends the group; nothing of it runs.
+  auto bad = sim;
+  bad.magic = 0;
+  check(ncclGroupStart(), "group start");
+  check(ncclAllReduce(x, x, 2, ncclFloat32, ncclSum, comm, nullptr), "refused allreduce");
+  if (ncclGroupSimulateEnd(reinterpret_cast<ncclSimInfo_t*>(&bad)) != ncclInvalidArgument)
+    return 93;
+  check(ncclGroupStart(), "group start");
+  check(ncclAllReduce(x, x, 8, ncclFloat32, ncclSum, comm, nullptr), "grouped allreduce");
+  check(ncclGroupEnd(), "group end");
+  check(ncclAllReduce(x, x, 16, ncclFloat32, ncclSum, comm, nullptr), "allreduce");
+  check(ncclGroupStart(), "outer start");
+  check(ncclGroupStart(), "inner start");
+  check(ncclAllReduce(x, x, 32, ncclFloat32, ncclSum, comm, nullptr), "nested allreduce");
+  check(ncclGroupSimulateEnd(sim_arg), "inner simulate end");
+  check(ncclGroupEnd(), "outer end");
+  check(ncclCommDestroy(comm), "destroy");
+  return 0;
+}
+
 // One call, then a chosen exit status: the injector must pass it on.
 int mode_exit(int code) {
   mode_threads(1, 1);
@@ -158,6 +193,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") return mode_fork();
   if (mode == "fork-early") return mode_fork_early();
   if (mode == "fork-ranks") return mode_fork_ranks(a);
+  if (mode == "simulate") return mode_simulate();
   if (mode == "exit") return mode_exit(a);
   fprintf(stderr,
           "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|fork-early|fork-ranks "

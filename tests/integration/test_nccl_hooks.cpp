@@ -211,6 +211,24 @@ TEST_CASE("children of a fork-based launcher, forked before recording, are ranks
   }
 }
 
+TEST_CASE("ncclGroupSimulateEnd ends the group, and its calls, never run, are not recorded") {
+  auto dir = testing::temp_dir("simulate");
+  auto r = workload({"simulate"}, injected(dir));
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  auto all = db.collectives();
+  std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.seq < b.seq; });
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].count == 8);
+  CHECK(all[1].count == 16);
+  CHECK(all[2].count == 32);
+  for (size_t i = 0; i < 3; ++i) CHECK(all[i].seq == i);
+  CHECK(all[0].group_id != 0);
+  CHECK(all[1].group_id == 0);  // the simulated groups left no depth behind
+  CHECK(all[2].group_id != 0);
+  CHECK(all[2].group_id != all[0].group_id);
+}
+
 TEST_CASE("exit status and output pass through unchanged") {
   auto plain = workload({"exit", "7"}, {});
   auto dir = testing::temp_dir("exit");

@@ -14,6 +14,7 @@
 #include "injector/nccl/nccl_abi.h"
 #include "op.h"
 #include "reduce.h"
+#include "sim_info.h"
 
 #define DDPSCOPE_API extern "C" __attribute__((visibility("default")))
 #define DDPSCOPE_WEAK_ALIAS(ret, name, params) \
@@ -389,3 +390,20 @@ DDPSCOPE_API ncclResult_t pncclGroupEnd() {
   return r;
 }
 DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclGroupEnd, ())
+
+// As NCCL: without a simInfo it is ncclGroupEnd. With one, the group ends (its
+// depth drops even when simInfo is refused); at the outermost level its
+// operations are estimated into simInfo, never run.
+DDPSCOPE_API ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  if (!simInfo) return pncclGroupEnd();
+  auto* info = reinterpret_cast<SimInfo*>(simInfo);
+  float estimated = info->estimatedTime;
+  const ncclResult_t r = group_simulate_end(info->magic == kSimInfoMagic, &estimated);
+  if (r != ncclSuccess) {
+    t_last_error = "group failed";
+    return r;
+  }
+  info->estimatedTime = estimated;
+  return ncclSuccess;
+}
+DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclGroupSimulateEnd, (ncclSimInfo_t * simInfo))

@@ -19,5 +19,10 @@ void note_group_error(ncclResult_t error);
 
 ncclResult_t group_start();
 ncclResult_t group_end();
+// ncclGroupSimulateEnd with a simInfo: ends the group like group_end, but at
+// the outermost level only communicator inits run; the operations are
+// estimated into *estimated_us, never run. A simInfo NCCL refuses (`valid`
+// false) fails the outermost group with ncclInvalidArgument, running nothing.
+ncclResult_t group_simulate_end(bool valid, float* estimated_us);
 
 }  // namespace ddpscope::testnccl

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "injector/nccl/nccl_abi.h"
+#include "tests/nccl_abi/sim_info.h"
 
 // nccl_abi.h declares the types only; these are the entry points the application links.
 extern "C" {
@@ -65,6 +66,7 @@ ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int
                       ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclGroupStart();
 ncclResult_t ncclGroupEnd();
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 }
 
 namespace {
@@ -262,16 +264,35 @@ TEST_CASE("version, unique ids and error strings") {
 }
 
 TEST_CASE("every entry point is a strong pnccl symbol with a weak nccl alias") {
-  const std::vector<std::string> names = {"GetVersion",   "GetUniqueId",  "GetErrorString",
-                                          "GetLastError", "CommInitRank", "CommInitRankConfig",
-                                          "CommInitAll",  "CommSplit",    "CommFinalize",
-                                          "CommDestroy",  "CommAbort",    "CommCount",
-                                          "CommCuDevice", "CommUserRank", "CommGetAsyncError",
-                                          "AllReduce",    "Broadcast",    "Bcast",
-                                          "Reduce",       "AllGather",    "ReduceScatter",
-                                          "AlltoAll",     "Gather",       "Scatter",
-                                          "Send",         "Recv",         "GroupStart",
-                                          "GroupEnd"};
+  const std::vector<std::string> names = {"GetVersion",
+                                          "GetUniqueId",
+                                          "GetErrorString",
+                                          "GetLastError",
+                                          "CommInitRank",
+                                          "CommInitRankConfig",
+                                          "CommInitAll",
+                                          "CommSplit",
+                                          "CommFinalize",
+                                          "CommDestroy",
+                                          "CommAbort",
+                                          "CommCount",
+                                          "CommCuDevice",
+                                          "CommUserRank",
+                                          "CommGetAsyncError",
+                                          "AllReduce",
+                                          "Broadcast",
+                                          "Bcast",
+                                          "Reduce",
+                                          "AllGather",
+                                          "ReduceScatter",
+                                          "AlltoAll",
+                                          "Gather",
+                                          "Scatter",
+                                          "Send",
+                                          "Recv",
+                                          "GroupStart",
+                                          "GroupEnd",
+                                          "GroupSimulateEnd"};
   void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);  // the copy this test links
   REQUIRE(lib != nullptr);
   Dl_info info{};
@@ -522,6 +543,38 @@ TEST_CASE("a rank can send to itself inside a group") {
   ncclSend(&x, 1, ncclInt64, 0, comm, kStream);
   ncclRecv(&y, 1, ncclInt64, 0, comm, kStream);
   REQUIRE(ncclGroupEnd() == ncclSuccess);
+  CHECK(y == 42);
+  ncclCommDestroy(comm);
+}
+
+TEST_CASE("a simulated group estimates its calls and runs none; without simInfo it runs") {
+  ncclComm_t comm;
+  REQUIRE(ncclCommInitAll(&comm, 1, nullptr) == ncclSuccess);
+  const int64_t x = 42;
+  int64_t y = 0;
+  auto sim = ddpscope::testnccl::sim_info_initializer();
+  ncclGroupStart();
+  ncclSend(&x, 1, ncclInt64, 0, comm, kStream);
+  ncclRecv(&y, 1, ncclInt64, 0, comm, kStream);
+  REQUIRE(ncclGroupSimulateEnd(reinterpret_cast<ncclSimInfo_t*>(&sim)) == ncclSuccess);
+  CHECK(y == 0);
+  CHECK(sim.estimatedTime > 0);
+  // A simInfo not made by the initializer: the group ends, failed, nothing run.
+  auto bad = sim;
+  bad.magic = 1;
+  ncclGroupStart();
+  ncclSend(&x, 1, ncclInt64, 0, comm, kStream);
+  ncclRecv(&y, 1, ncclInt64, 0, comm, kStream);
+  CHECK(ncclGroupSimulateEnd(reinterpret_cast<ncclSimInfo_t*>(&bad)) == ncclInvalidArgument);
+  CHECK(y == 0);
+  CHECK(ncclGroupEnd() == ncclInvalidUsage);  // no group left open
+  // Nested: only the outermost end decides; a null simInfo is ncclGroupEnd.
+  ncclGroupStart();
+  ncclGroupStart();
+  ncclSend(&x, 1, ncclInt64, 0, comm, kStream);
+  ncclRecv(&y, 1, ncclInt64, 0, comm, kStream);
+  REQUIRE(ncclGroupSimulateEnd(reinterpret_cast<ncclSimInfo_t*>(&sim)) == ncclSuccess);
+  REQUIRE(ncclGroupSimulateEnd(nullptr) == ncclSuccess);
   CHECK(y == 42);
   ncclCommDestroy(comm);
 }
