@@ -84,6 +84,32 @@ uint64_t split_id(CommInfo* parent, int color) {
 
 std::atomic<uint64_t> g_init_all_calls{0};
 
+// Destroy and abort free the handle, which NCCL may hand out again for a new
+// communicator, even on another thread as soon as the call returns: so the
+// registry forgets it before the call, and takes it back if NCCL refused.
+template <typename Fn>
+ncclResult_t end_of(ncclComm_t comm, Fn&& real_call) {
+  CommInfo* c = comm ? comm_registry().find(comm) : nullptr;
+  if (!c) return real_call();
+  CommInfo kept;
+  kept.comm_id = c->comm_id;
+  kept.nranks = c->nranks;
+  kept.comm_rank = c->comm_rank;
+  kept.device = c->device;
+  kept.backend = c->backend;
+  uint64_t seq = c->next_seq.load(std::memory_order_relaxed);
+  uint32_t splits = c->splits.load(std::memory_order_relaxed);
+  comm_registry().forget(comm);
+  ncclResult_t rc = real_call();
+  if (rc != ncclSuccess && rc != ncclInProgress)
+    if (CommInfo* back = comm_registry().put(comm, kept.comm_id, kept.nranks, kept.comm_rank,
+                                             kept.device, kept.backend)) {
+      back->next_seq.store(seq, std::memory_order_relaxed);
+      back->splits.store(splits, std::memory_order_relaxed);
+    }
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -145,14 +171,14 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   auto real = DDPSCOPE_REAL_NCCL(CommDestroy);
   if (!real) return ncclSystemError;
   emit_comm_end(comm, CommEnd::destroy);
-  return real(comm);
+  return end_of(comm, [&] { return real(comm); });
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   auto real = DDPSCOPE_REAL_NCCL(CommAbort);
   if (!real) return ncclSystemError;
   emit_comm_end(comm, CommEnd::abort);
-  return real(comm);
+  return end_of(comm, [&] { return real(comm); });
 }
 
 }  // extern "C"

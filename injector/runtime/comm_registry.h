@@ -1,6 +1,8 @@
 // Communicators the job created, keyed by their handle (ncclComm_t, or the Gloo
 // context pointer). Lookups are lock-free (the hot path does one per call);
-// inserts take a mutex and happen once per communicator.
+// inserts and removals take a mutex and happen once per communicator.
+// Destroyed communicators are forgotten (ncclCommDestroy/Abort), so a job
+// that makes and destroys communicators in a loop never fills the table.
 //
 // comm_id is chosen to be equal on every rank of one communicator, so that
 // collectives can be matched across ranks: a hash of the NCCL unique id, of the
@@ -30,6 +32,8 @@ class CommRegistry {
  public:
   static constexpr size_t kSlots = 4096;  // power of two
 
+  // Open addressing with linear probing; a forgotten slot becomes a tombstone
+  // that lookups step over and inserts reuse.
   CommInfo* find(const void* handle) const {
     uintptr_t key = reinterpret_cast<uintptr_t>(handle);
     for (size_t i = 0, s = hash(key); i < kSlots; ++i, s = (s + 1) & (kSlots - 1)) {
@@ -45,14 +49,28 @@ class CommRegistry {
   CommInfo* put(const void* handle, uint64_t comm_id, int nranks, int comm_rank, int device,
                 Backend backend);
 
+  // Forgets a communicator the job is destroying (its handle may be reused).
+  // What the rank file needs of it was written as events already; the first
+  // communicator's identity (first_comm) is kept.
+  void forget(const void* handle);
+
   // The first communicator ever registered: where the rank comes from when no
   // launcher variable names it.
   bool first_comm(int* rank, int* size, int* device, Backend* backend) const;
 
+  // Slots holding a communicator or a tombstone (tests: forgetting cleans up).
+  size_t used_slots() const;
+
  private:
+  static constexpr uintptr_t kTombstone = 1;  // never a handle: handles are aligned
   static size_t hash(uintptr_t k) { return (k * 0x9E3779B97F4A7C15ull >> 40) & (kSlots - 1); }
+  void clear_tombstones_before(size_t s);
   mutable CommInfo slots_[kSlots];
-  std::atomic<CommInfo*> first_{nullptr};
+  struct First {
+    std::atomic<bool> set{false};
+    int rank = -1, size = 0, device = -1;
+    Backend backend = Backend::unknown;
+  } first_;
 };
 
 CommRegistry& comm_registry();

@@ -16,6 +16,9 @@
 #include "tests/nccl_abi/sim_info.h"
 
 extern "C" ncclResult_t ncclGetUniqueId(ncclUniqueId*);
+// The test library's implementation, which the injector does not hook: a
+// communicator made through it is one the hooks never saw created.
+extern "C" ncclResult_t pncclCommInitAll(ncclComm_t*, int, const int*);
 
 namespace {
 
@@ -175,6 +178,21 @@ int mode_simulate() {
   return 0;
 }
 
+// A communicator destroyed, then one made behind the hooks' back at the same
+// address (malloc hands the freed handle out again): its calls must not pass
+// for the destroyed one's. Prints "reused" when the address was the same.
+int mode_reuse() {
+  ncclComm_t first, second;
+  float x[4] = {};
+  check(ncclCommInitAll(&first, 1, nullptr), "init all");
+  check(ncclAllReduce(x, x, 1, ncclFloat32, ncclSum, first, nullptr), "first allreduce");
+  check(ncclCommDestroy(first), "destroy");
+  check(pncclCommInitAll(&second, 1, nullptr), "unhooked init all");
+  check(ncclAllReduce(x, x, 2, ncclFloat32, ncclSum, second, nullptr), "second allreduce");
+  printf("%s\n", second == first ? "reused" : "fresh");
+  return 0;
+}
+
 // One call, then a chosen exit status: the injector must pass it on.
 int mode_exit(int code) {
   mode_threads(1, 1);
@@ -194,6 +212,7 @@ int main(int argc, char** argv) {
   if (mode == "fork-early") return mode_fork_early();
   if (mode == "fork-ranks") return mode_fork_ranks(a);
   if (mode == "simulate") return mode_simulate();
+  if (mode == "reuse") return mode_reuse();
   if (mode == "exit") return mode_exit(a);
   fprintf(stderr,
           "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|fork-early|fork-ranks "

@@ -229,6 +229,22 @@ TEST_CASE("ncclGroupSimulateEnd ends the group, and its calls, never run, are no
   CHECK(all[2].group_id != all[0].group_id);
 }
 
+TEST_CASE("a destroyed communicator is forgotten: a new one at its address is another") {
+  auto dir = testing::temp_dir("reuse");
+  auto r = workload({"reuse"}, injected(dir));
+  REQUIRE(r.status == 0);
+  REQUIRE(r.out == "reused\n");  // else this run proves nothing
+  store::RunReader db(dir + "/rank-0.db");
+  auto all = db.collectives();
+  std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.count < b.count; });
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].comm_id != all[1].comm_id);
+  CHECK(all[1].seq == 0);  // the new communicator's first call
+  auto comms = db.comms();
+  REQUIRE(comms.size() == 2);
+  CHECK(comms[0].comm_id != comms[1].comm_id);
+}
+
 TEST_CASE("exit status and output pass through unchanged") {
   auto plain = workload({"exit", "7"}, {});
   auto dir = testing::temp_dir("exit");
