@@ -39,6 +39,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t);
 ncclResult_t ncclCommCount(const ncclComm_t, int*);
 ncclResult_t ncclCommUserRank(const ncclComm_t, int*);
 ncclResult_t ncclCommCuDevice(const ncclComm_t, int*);
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t*);
 }
 
 namespace ddpscope::inject::nccl {

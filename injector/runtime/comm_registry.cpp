@@ -24,6 +24,7 @@ CommInfo* CommRegistry::put(const void* handle, uint64_t comm_id, int nranks, in
   slot->backend = backend;
   slot->next_seq.store(0, std::memory_order_relaxed);
   slot->splits.store(0, std::memory_order_relaxed);
+  slot->state.store(CommInfo::kReady, std::memory_order_relaxed);
   slot->handle.store(key, std::memory_order_release);  // publishes the fields above
   if (!first_.set.load(std::memory_order_relaxed)) {
     first_.rank = comm_rank;

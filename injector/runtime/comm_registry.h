@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "profiler/core/records.h"
 #include "profiler/core/vocab.h"
 
 namespace ddpscope::inject {
@@ -26,6 +27,14 @@ struct CommInfo {
   Backend backend = Backend::unknown;
   std::atomic<uint64_t> next_seq{0};
   std::atomic<uint32_t> splits{0};  // children made by ncclCommSplit, for their ids
+  // A communicator NCCL handed back still in progress (a non-blocking split or
+  // init): NCCL refuses questions about it until it is ready, so its size,
+  // rank and device are asked, and its creation written, only then.
+  enum : uint8_t { kReady, kPending, kResolving };
+  std::atomic<uint8_t> state{kReady};
+  uint64_t created_ticks = 0;
+  uint64_t parent_comm_id = 0;
+  CommOrigin origin = CommOrigin::first_use;
 };
 
 class CommRegistry {

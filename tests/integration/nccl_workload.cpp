@@ -13,12 +13,15 @@
 #include <vector>
 
 #include "injector/nccl/nccl_api.h"
+#include "tests/nccl_abi/config.h"
 #include "tests/nccl_abi/sim_info.h"
 
 extern "C" ncclResult_t ncclGetUniqueId(ncclUniqueId*);
 // The test library's implementation, which the injector does not hook: a
 // communicator made through it is one the hooks never saw created.
 extern "C" ncclResult_t pncclCommInitAll(ncclComm_t*, int, const int*);
+extern "C" const char* ncclGetLastError(ncclComm_t);
+extern "C" ncclResult_t pncclCommGetAsyncError(ncclComm_t, ncclResult_t*);
 
 namespace {
 
@@ -193,6 +196,39 @@ int mode_reuse() {
   return 0;
 }
 
+// Non-blocking splits (config.blocking = 0), one thread driving both ranks:
+// each returns ncclInProgress at once; the job polls ncclCommGetAsyncError
+// until ready, then all-gathers 16 floats. Prints NCCL's last error text as
+// the job sees it right after the first split (it made no failed call).
+// `unhooked_poll`: the readiness is polled where the hooks do not see it, so
+// the communicators' first use is where the injector learns they are ready.
+int mode_split_nonblocking(bool unhooked_poll) {
+  ncclComm_t parent[2], sub[2];
+  check(ncclCommInitAll(parent, 2, nullptr), "init all");
+  ddpscope::testnccl::ConfigPrefix config{sizeof config, ddpscope::testnccl::kConfigMagic, 22809,
+                                          0};
+  auto* cfg = reinterpret_cast<ncclConfig_t*>(&config);
+  if (ncclCommSplit(parent[0], 7, 0, &sub[0], cfg) != ncclInProgress) return 94;
+  printf("last error: '%s'\n", ncclGetLastError(nullptr));
+  if (ncclCommSplit(parent[1], 7, 1, &sub[1], cfg) != ncclInProgress) return 95;
+  for (ncclComm_t c : sub) {
+    ncclResult_t state = ncclInProgress;
+    auto poll = unhooked_poll ? pncclCommGetAsyncError : ncclCommGetAsyncError;
+    while (state == ncclInProgress) check(poll(c, &state), "async error");
+    check(state, "split");
+  }
+  float in[2][16] = {}, out[2][32] = {};
+  check(ncclGroupStart(), "group start");
+  for (int r = 0; r < 2; ++r)
+    check(ncclAllGather(in[r], out[r], 16, ncclFloat32, sub[r], nullptr), "allgather");
+  check(ncclGroupEnd(), "group end");
+  for (int r = 0; r < 2; ++r) {
+    check(ncclCommDestroy(sub[r]), "destroy sub");
+    check(ncclCommDestroy(parent[r]), "destroy parent");
+  }
+  return 0;
+}
+
 // One call, then a chosen exit status: the injector must pass it on.
 int mode_exit(int code) {
   mode_threads(1, 1);
@@ -213,6 +249,7 @@ int main(int argc, char** argv) {
   if (mode == "fork-ranks") return mode_fork_ranks(a);
   if (mode == "simulate") return mode_simulate();
   if (mode == "reuse") return mode_reuse();
+  if (mode == "split-nonblocking") return mode_split_nonblocking(a == 1);
   if (mode == "exit") return mode_exit(a);
   fprintf(stderr,
           "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|fork-early|fork-ranks "

@@ -245,6 +245,33 @@ TEST_CASE("a destroyed communicator is forgotten: a new one at its address is an
   CHECK(comms[0].comm_id != comms[1].comm_id);
 }
 
+TEST_CASE("a non-blocking split is asked about only once NCCL says it is ready") {
+  // Readiness seen by the ncclCommGetAsyncError hook, or only at first use.
+  auto how = GENERATE(as<std::string>{}, "0", "1");
+  INFO("unhooked poll: " << how);
+  auto dir = testing::temp_dir("split-nonblocking-" + how);
+  auto r = workload({"split-nonblocking", how}, injected(dir));
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "last error: ''\n");  // no question NCCL refused, in the job's name
+  store::RunReader db(dir + "/rank-0.db");
+  std::vector<CommRecord> splits;
+  for (auto& c : db.comms())
+    if (c.origin == CommOrigin::split) splits.push_back(c);
+  REQUIRE(splits.size() == 2);
+  std::set<int> ranks;
+  for (auto& c : splits) {
+    CHECK(c.nranks == 2);
+    ranks.insert(c.comm_rank);
+  }
+  CHECK(ranks == std::set<int>{0, 1});
+  auto gathers = db.collectives("op = 'allgather'");
+  REQUIRE(gathers.size() == 2);
+  for (auto& c : gathers) {
+    CHECK(c.nranks == 2);
+    CHECK(c.bytes == 16 * 4 * 2);
+  }
+}
+
 TEST_CASE("exit status and output pass through unchanged") {
   auto plain = workload({"exit", "7"}, {});
   auto dir = testing::temp_dir("exit");

@@ -52,7 +52,19 @@ ncclResult_t split(const Op& op) {
     std::vector<int> devices;
     for (const auto& [key, r] : members) devices.push_back(op.parts[r].device);
     const std::vector<ncclComm*> comms = make_comm_group(devices);
-    for (size_t i = 0; i < members.size(); ++i) *op.parts[members[i].second].newcomm = comms[i];
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Request& p = op.parts[members[i].second];
+      if (!p.placeholder) {
+        *p.newcomm = comms[i];
+        continue;
+      }
+      p.placeholder->rank = comms[i]->rank;
+      p.placeholder->nranks = comms[i]->nranks;
+      p.placeholder->device = comms[i]->device;
+      p.placeholder->shared = comms[i]->shared;
+      delete comms[i];
+      p.placeholder->async_error.store(ncclSuccess, std::memory_order_release);  // ready
+    }
   }
   return ncclSuccess;
 }

@@ -67,8 +67,8 @@ ncclResult_t run_group(const std::vector<Deferred>& calls, bool simulate) {
 
 }  // namespace
 
-ncclResult_t submit(const Request& req) {
-  if (g_group.depth == 0) return wait(issue(req));
+ncclResult_t submit(const Request& req, bool wait_for_it) {
+  if (g_group.depth == 0) return wait_for_it ? wait(issue(req)) : issue(req).error;
   g_group.calls.push_back({nullptr, {}, req});
   return ncclSuccess;
 }
@@ -82,6 +82,8 @@ ncclResult_t submit_init(ncclComm* c, const ncclUniqueId& id) {
 void note_group_error(ncclResult_t error) {
   if (g_group.depth > 0) g_group.error = first_error(g_group.error, error);
 }
+
+bool in_group() { return g_group.depth > 0; }
 
 ncclResult_t group_start() {
   ++g_group.depth;

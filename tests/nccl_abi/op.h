@@ -57,6 +57,9 @@ struct Request {
   int color = 0;
   int key = 0;
   ncclComm_t* newcomm = nullptr;
+  // Non-blocking split: the handle already returned (ncclInProgress), which the
+  // split fills in when it completes, instead of writing *newcomm.
+  ncclComm* placeholder = nullptr;
   int device = 0;  // the caller's device, copied so the executor never reads other handles
 };
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "injector/nccl/nccl_abi.h"
+#include "tests/nccl_abi/config.h"
 #include "tests/nccl_abi/sim_info.h"
 
 // nccl_abi.h declares the types only; these are the entry points the application links.
@@ -577,6 +578,45 @@ TEST_CASE("a simulated group estimates its calls and runs none; without simInfo 
   REQUIRE(ncclGroupSimulateEnd(nullptr) == ncclSuccess);
   CHECK(y == 42);
   ncclCommDestroy(comm);
+}
+
+TEST_CASE("a non-blocking split is in progress until every rank has called") {
+  ncclComm_t parent[2], sub[2] = {nullptr, nullptr};
+  REQUIRE(ncclCommInitAll(parent, 2, nullptr) == ncclSuccess);
+  ddpscope::testnccl::ConfigPrefix config{sizeof config, ddpscope::testnccl::kConfigMagic, 22809,
+                                          0};
+  auto* cfg = reinterpret_cast<ncclConfig_t*>(&config);
+  // One thread can drive both ranks: the first call returns before the second.
+  REQUIRE(ncclCommSplit(parent[0], 0, 0, &sub[0], cfg) == ncclInProgress);
+  REQUIRE(sub[0] != nullptr);
+  ncclResult_t state = ncclSuccess;
+  CHECK(ncclCommGetAsyncError(sub[0], &state) == ncclSuccess);
+  CHECK(state == ncclInProgress);
+  int count = -1;
+  CHECK(ncclCommCount(sub[0], &count) == ncclInvalidArgument);  // as NCCL: not ready yet
+  CHECK(std::string(ncclGetLastError(sub[0])).find("before the previous operation") !=
+        std::string::npos);
+  CHECK(ncclCommSplit(parent[1], 0, 1, &sub[1], cfg) == ncclInProgress);
+  for (ncclComm_t c : sub) {
+    CHECK(ncclCommGetAsyncError(c, &state) == ncclSuccess);
+    CHECK(state == ncclSuccess);
+    CHECK(ncclCommCount(c, &count) == ncclSuccess);
+    CHECK(count == 2);
+  }
+  int rank = -1;
+  CHECK(ncclCommUserRank(sub[1], &rank) == ncclSuccess);
+  CHECK(rank == 1);
+  int32_t in[2] = {3, 4}, out[2] = {0, 0};
+  ncclGroupStart();
+  for (int r = 0; r < 2; ++r)
+    ncclAllReduce(&in[r], &out[r], 1, ncclInt32, ncclSum, sub[r], kStream);
+  REQUIRE(ncclGroupEnd() == ncclSuccess);
+  CHECK(out[0] == 7);
+  CHECK(out[1] == 7);
+  for (int r = 0; r < 2; ++r) {
+    ncclCommDestroy(sub[r]);
+    ncclCommDestroy(parent[r]);
+  }
 }
 
 TEST_CASE("split orders ranks by key and inherits devices") {

@@ -61,7 +61,8 @@
   X(ncclCommFinalize) \
   X(ncclCommCount) \
   X(ncclCommUserRank) \
-  X(ncclCommCuDevice)
+  X(ncclCommCuDevice) \
+  X(ncclCommGetAsyncError)
 // clang-format on
 
 #define ncclAllReduce real_ncclAllReduce
@@ -88,6 +89,7 @@
 #define ncclCommCount real_ncclCommCount
 #define ncclCommUserRank real_ncclCommUserRank
 #define ncclCommCuDevice real_ncclCommCuDevice
+#define ncclCommGetAsyncError real_ncclCommGetAsyncError
 namespace real {
 #include DDPSCOPE_REAL_NCCL_H
 }
@@ -115,6 +117,7 @@ namespace real {
 #undef ncclCommCount
 #undef ncclCommUserRank
 #undef ncclCommCuDevice
+#undef ncclCommGetAsyncError
 
 namespace {
 
