@@ -7,6 +7,7 @@
 #include "injector/nccl/nccl_source.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
+#include "injector/runtime/counters.h"
 #include "injector/runtime/device_tracer.h"
 #include "injector/runtime/log.h"
 #include "profiler/core/clock.h"
@@ -66,11 +67,13 @@ uint64_t message_bytes(Op op, size_t count, size_t elem, int nranks) {
 }
 
 // A datatype newer than nccl_abi.h (a newer libnccl than we were built for):
-// its calls are recorded with 0 bytes, and the user is told once.
+// its calls are recorded with dtype 'unknown' and 0 bytes, counted (meta
+// count:unknown_dtype_calls), and the user is told once.
 [[gnu::cold, gnu::noinline]] void unknown_dtype(int dtype) {
+  count(Counter::unknown_dtype_calls);
   notice_once(Notice::unknown_dtype,
               "NCCL datatype %d is newer than this ddpscope knows: its calls are recorded "
-              "with 0 bytes",
+              "with dtype 'unknown' and 0 bytes (meta count:unknown_dtype_calls)",
               dtype);
 }
 

@@ -229,6 +229,22 @@ int mode_split_nonblocking(bool unhooked_poll) {
   return 0;
 }
 
+// A datatype newer than the ones ddpscope knows (the test library plays a
+// newer NCCL: DDPSCOPE_TESTNCCL_NEWER_DTYPE=1): two broadcasts of it, one of
+// float32.
+int mode_newer_dtype() {
+  ncclComm_t comm;
+  check(ncclCommInitAll(&comm, 1, nullptr), "init all");
+  unsigned char bytes[10] = {};
+  float x[4] = {};
+  auto newer = static_cast<ncclDataType_t>(12);
+  check(ncclBroadcast(bytes, bytes, 10, newer, 0, comm, nullptr), "newer broadcast");
+  check(ncclBroadcast(bytes, bytes, 6, newer, 0, comm, nullptr), "newer broadcast");
+  check(ncclBroadcast(x, x, 4, ncclFloat32, 0, comm, nullptr), "float broadcast");
+  check(ncclCommDestroy(comm), "destroy");
+  return 0;
+}
+
 // One call, then a chosen exit status: the injector must pass it on.
 int mode_exit(int code) {
   mode_threads(1, 1);
@@ -250,6 +266,7 @@ int main(int argc, char** argv) {
   if (mode == "simulate") return mode_simulate();
   if (mode == "reuse") return mode_reuse();
   if (mode == "split-nonblocking") return mode_split_nonblocking(a == 1);
+  if (mode == "newer-dtype") return mode_newer_dtype();
   if (mode == "exit") return mode_exit(a);
   fprintf(stderr,
           "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|fork-early|fork-ranks "

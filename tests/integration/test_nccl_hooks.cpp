@@ -272,6 +272,23 @@ TEST_CASE("a non-blocking split is asked about only once NCCL says it is ready")
   }
 }
 
+TEST_CASE("a datatype newer than ddpscope knows: one notice, marked and counted") {
+  auto dir = testing::temp_dir("newer-dtype");
+  auto env = injected(dir);
+  env["DDPSCOPE_TESTNCCL_NEWER_DTYPE"] = "1";  // the test library plays a newer NCCL
+  auto r = workload({"newer-dtype"}, env);
+  REQUIRE(r.status == 0);
+  CHECK(r.err ==
+        "ddpscope: NCCL datatype 12 is newer than this ddpscope knows: its calls are recorded "
+        "with dtype 'unknown' and 0 bytes (meta count:unknown_dtype_calls)\n");
+  store::RunReader db(dir + "/rank-0.db");
+  auto unknown = db.collectives("dtype = 'unknown'");
+  REQUIRE(unknown.size() == 2);
+  for (auto& c : unknown) CHECK(c.bytes == 0);
+  CHECK(db.collectives("dtype = 'float32'").at(0).bytes == 16);
+  CHECK(db.meta().at("count:unknown_dtype_calls") == "2");
+}
+
 TEST_CASE("exit status and output pass through unchanged") {
   auto plain = workload({"exit", "7"}, {});
   auto dir = testing::temp_dir("exit");

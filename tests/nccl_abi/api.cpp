@@ -22,7 +22,6 @@
   DDPSCOPE_API __attribute__((weak, alias("p" #name))) ret name params;
 
 using namespace ddpscope::testnccl;
-using ddpscope::nccl::dtype_size;
 
 namespace {
 
@@ -93,9 +92,12 @@ std::pair<size_t, size_t> blocks(const Request& r) {
 // `wait` false, only registers it).
 ncclResult_t enqueue(Request req, bool wait = true) {
   if (ncclResult_t r = check_comm(req.comm)) return r;
-  const size_t size = dtype_size(req.dtype);
+  const size_t size = element_size(req.dtype);
   if (size == 0) return reject(ncclInvalidArgument, "invalid datatype");
   if (reduces(req.kind) && !valid_op(req.op)) return reject(ncclInvalidArgument, "invalid op");
+  if (reduces(req.kind) && ddpscope::nccl::dtype_size(req.dtype) == 0) {
+    return reject(ncclInvalidArgument, "no reduction for this datatype");  // the newer one
+  }
   if ((rooted(req.kind) || is_p2p(req.kind)) && (req.root < 0 || req.root >= req.comm->nranks)) {
     return reject(ncclInvalidArgument, is_p2p(req.kind) ? "invalid peer" : "invalid root");
   }

@@ -30,7 +30,7 @@ Bytes gather_inputs(const std::vector<Request>& parts, size_t bytes) {
 ncclResult_t reduction(const Op& op, size_t elems, Bytes* out) {
   std::vector<const void*> inputs;
   for (const Request& p : op.parts) inputs.push_back(p.send);
-  out->resize(elems * nccl::dtype_size(op.first.dtype));
+  out->resize(elems * element_size(op.first.dtype));
   if (elems == 0) return ncclSuccess;
   return reduce_arrays(inputs, out->data(), elems, op.first.dtype, op.first.op);
 }
@@ -75,7 +75,7 @@ ncclResult_t execute(const Op& op) {
   const Request& f = op.first;
   const std::vector<Request>& parts = op.parts;
   const size_t n = parts.size();
-  const size_t bytes = f.count * nccl::dtype_size(f.dtype);  // one rank's block
+  const size_t bytes = f.count * element_size(f.dtype);  // one rank's block
   Bytes tmp;
   switch (f.kind) {
     case Kind::kAllReduce:
@@ -119,7 +119,7 @@ ncclResult_t execute(const Op& op) {
     case Kind::kSend:
     case Kind::kRecv: {
       const Request& s = parts[0];
-      const size_t n_bytes = s.count * nccl::dtype_size(s.dtype);
+      const size_t n_bytes = s.count * element_size(s.dtype);
       if (n_bytes != 0) std::memmove(parts[1].recv, s.send, n_bytes);
       return ncclSuccess;
     }

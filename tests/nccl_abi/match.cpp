@@ -10,7 +10,7 @@ namespace {
 // instead of corrupting memory or leaving the ranks waiting.
 bool compatible(const Request& a, const Request& b) {
   if (is_p2p(a.kind)) {
-    return a.count * nccl::dtype_size(a.dtype) == b.count * nccl::dtype_size(b.dtype);
+    return a.count * element_size(a.dtype) == b.count * element_size(b.dtype);
   }
   if (a.kind != b.kind) return false;
   if (a.kind == Kind::kSplit) return true;
