@@ -113,6 +113,9 @@ class CudaEventTimer final : public CollectiveTimer {
     s.state.store(2, std::memory_order_release);
   }
 
+  // NOT_READY is work still running: asked again at the next flush. Any other
+  // error will not go away (an event the driver cannot time): the slot
+  // resolves as failed and its collectives are written host-timed.
   TimerReading poll(uint32_t id) override {
     Slot& s = slot(id);
     if (s.state.load(std::memory_order_acquire) != 2) return {};
@@ -122,10 +125,11 @@ class CudaEventTimer final : public CollectiveTimer {
     if (q != CUDA_SUCCESS) return resolve(s, failed());
     ContextPool& pool = *pools_[id / kSlotsPerContext].load(std::memory_order_acquire);
     float to_start = 0, to_stop = 0;  // ms from each event to the (later) anchor
-    if (api_.cuEventElapsedTime(&to_start, s.start, pool.anchor) != CUDA_SUCCESS ||
-        api_.cuEventElapsedTime(&to_stop, s.stop, pool.anchor) != CUDA_SUCCESS)
-      return {};  // completed after the anchor: read it at the next flush
-    if (to_stop < 0) return {};
+    CUresult a = api_.cuEventElapsedTime(&to_start, s.start, pool.anchor);
+    CUresult b = a == CUDA_SUCCESS ? api_.cuEventElapsedTime(&to_stop, s.stop, pool.anchor) : a;
+    if (a == CUDA_ERROR_NOT_READY || b == CUDA_ERROR_NOT_READY) return {};
+    if (a != CUDA_SUCCESS || b != CUDA_SUCCESS) return resolve(s, failed());
+    if (to_stop < 0) return {};  // completed after the anchor: read it at the next flush
     TimerReading r;
     r.state = TimerReading::State::done;
     r.start_ns = pool.anchor_ns - int64_t(double(to_start) * 1e6);

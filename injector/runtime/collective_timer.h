@@ -21,7 +21,8 @@ class CollectiveTimer {
   virtual uint32_t begin(void* stream) = 0;
   // Hot path: mark the end; `uses` events will read this slot.
   virtual void end(uint32_t slot, void* stream, int uses) = 0;
-  // Writer thread: never blocks on the app's streams.
+  // Writer thread: never blocks on the app's streams. Pending while the work
+  // runs; failed when the driver cannot time it.
   virtual TimerReading poll(uint32_t slot) = 0;
   virtual void release(uint32_t slot) = 0;
   // Writer thread, once per flush before polling: refresh GPU/host clock anchors.

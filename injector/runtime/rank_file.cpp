@@ -91,6 +91,8 @@ void RankFile::resolve_timers(bool final) {
         t.record.start_ns = r.start_ns;
         t.record.end_ns = r.end_ns;
         t.record.timing = Timing::event;
+      } else {
+        count(Counter::untimed_collectives);  // failed, or unfinished at exit
       }
       timer->release(t.timer);
       ready_.push_back(t.record);
