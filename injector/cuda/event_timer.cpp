@@ -70,7 +70,7 @@ constexpr int kMaxContexts = 8;
 
 struct Slot {
   std::atomic<int> state{0};  // 0 free, 1 started, 2 ended
-  int uses = 0;
+  std::atomic<int> uses{0};   // events still to read it (the writer, or a hook giving up)
   CUevent start = nullptr, stop = nullptr;
   bool resolved = false;
   TimerReading reading;
@@ -108,7 +108,7 @@ class CudaEventTimer final : public CollectiveTimer {
 
   void end(uint32_t id, void* stream, int uses) override {
     Slot& s = slot(id);
-    s.uses = uses;
+    s.uses.store(uses, std::memory_order_relaxed);
     if (api_.cuEventRecord(s.stop, CUstream(stream)) != CUDA_SUCCESS) s.resolved = true;  // failed
     s.state.store(2, std::memory_order_release);
   }
@@ -139,7 +139,8 @@ class CudaEventTimer final : public CollectiveTimer {
 
   void release(uint32_t id) override {
     Slot& s = slot(id);
-    if (--s.uses <= 0) s.state.store(0, std::memory_order_release);
+    if (s.uses.fetch_sub(1, std::memory_order_acq_rel) <= 1)
+      s.state.store(0, std::memory_order_release);
   }
 
   void sync_clocks() override {

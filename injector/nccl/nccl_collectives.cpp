@@ -123,7 +123,10 @@ template <typename Fn, typename... Args>
   uint64_t t1 = clock::ticks();
   if (tracer) tracer->pop_correlation();
   if (slot != kNoTimer) timer->end(slot, c.stream, 1);
-  if (rc != ncclSuccess && rc != ncclInProgress) return rc;  // nothing was enqueued
+  if (rc != ncclSuccess && rc != ncclInProgress) {  // nothing was enqueued
+    if (slot != kNoTimer) timer->release(slot);
+    return rc;
+  }
   if (grouped) {
     CollectiveEvent e;
     describe(e, c, comm, t0, t1, slot, 0);
@@ -139,6 +142,8 @@ template <typename Fn, typename... Args>
     describe(*ev, c, comm, t0, t1, slot, correlation);
     ev->seq = seq;
     publish_event();
+  } else if (slot != kNoTimer) {
+    timer->release(slot);  // no event will ever read it
   }
   return rc;
 }

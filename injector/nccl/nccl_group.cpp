@@ -112,10 +112,11 @@ void end_group_timers_and_emit() {
   }
   for (int i = 0; i < g.held; ++i) {
     int k = timer ? stream_index(g, g.events[i].stream) : -1;
-    g.events[i].timer = k >= 0 ? g.slot[k] : kNoTimer;
+    g.events[i].timer = k >= 0 && g.slot[k] != kNoTimer ? g.slot[k] : kNoTimer;
     g.events[i].correlation = g.correlation;
     g.events[i].seq = g.comms[i] ? next_seq(*g.comms[i]) : 0;
-    emit(g.events[i]);
+    if (!emit(g.events[i]) && g.events[i].timer != kNoTimer)
+      timer->release(g.events[i].timer);  // a use no event will make
   }
   discard_group();
 }
@@ -128,12 +129,13 @@ void discard_group() {
   g.correlation = 0;
 }
 
-void emit(const CollectiveEvent& e) {
+bool emit(const CollectiveEvent& e) {
   auto* slot = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
                                                    EventClass::comm);
-  if (!slot) return;
+  if (!slot) return false;
   *slot = e;
   publish_event();
+  return true;
 }
 
 }  // namespace ddpscope::inject::nccl

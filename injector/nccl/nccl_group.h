@@ -51,7 +51,7 @@ auto group_simulated(Fn&& simulate) {
   return rc;
 }
 
-// Writes one collective event into this thread's ring.
-void emit(const CollectiveEvent& e);
+// Writes one collective event into this thread's ring; false if it was full.
+bool emit(const CollectiveEvent& e);
 
 }  // namespace ddpscope::inject::nccl

@@ -65,3 +65,16 @@ TEST_CASE("a timing error that will not go away resolves at once, host-timed and
   for (auto& c : all) CHECK(c.timing == Timing::host);
   CHECK(db.meta().at("count:untimed_collectives") == "5");
 }
+
+TEST_CASE("timer slots come back from failed calls and from events a full ring dropped") {
+  auto dir = testing::temp_dir("event-slots");
+  auto env = injected(dir, 500);
+  env["DDPSCOPE_BUFFER_EVENTS"] = "64";
+  auto r = workload({"slots", "1500"}, env);  // 2,500 failed and 2,500 mostly dropped calls
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.processes().at(0).dropped_events > 2048);  // more drops than the pool's slots
+  auto later = db.collectives("count = 2");
+  REQUIRE(later.size() == 10);
+  for (auto& c : later) CHECK(c.timing == Timing::event);
+}
