@@ -3,6 +3,12 @@
 // from a pool created once per CUDA context; the writer thread reads them with
 // cuEventQuery, never blocking on the job's streams, and maps GPU time to our
 // monotonic clock through an anchor event it records on a private stream.
+//
+// The writer thread's queries and anchor are "potentially unsafe" calls, which
+// a stream capture (CUDA graph) begun in global mode on another thread forbids
+// and is invalidated by, unless the calling thread's own interaction mode is
+// thread-local: the writer thread sets that mode before its first call, as
+// PyTorch's NCCL watchdog does for its queries.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -39,6 +45,7 @@ struct DriverApi {
   DDPSCOPE_DRIVER_FN(cuCtxGetCurrent);
   DDPSCOPE_DRIVER_FN(cuCtxPushCurrent);
   DDPSCOPE_DRIVER_FN(cuCtxPopCurrent);
+  DDPSCOPE_DRIVER_FN(cuThreadExchangeStreamCaptureMode);
 
   bool load() {
     void* h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);  // only if the job loaded it
@@ -60,6 +67,7 @@ struct DriverApi {
     DDPSCOPE_BIND(cuCtxGetCurrent);
     DDPSCOPE_BIND(cuCtxPushCurrent);
     DDPSCOPE_BIND(cuCtxPopCurrent);
+    DDPSCOPE_BIND(cuThreadExchangeStreamCaptureMode);
 #undef DDPSCOPE_BIND
     return ok;
   }
@@ -117,6 +125,7 @@ class CudaEventTimer final : public CollectiveTimer {
   // error will not go away (an event the driver cannot time): the slot
   // resolves as failed and its collectives are written host-timed.
   TimerReading poll(uint32_t id) override {
+    thread_local_capture_mode();
     Slot& s = slot(id);
     if (s.state.load(std::memory_order_acquire) != 2) return {};
     if (s.resolved) return s.reading.state == TimerReading::State::done ? s.reading : failed();
@@ -144,6 +153,7 @@ class CudaEventTimer final : public CollectiveTimer {
   }
 
   void sync_clocks() override {
+    thread_local_capture_mode();
     for (int p = 0; p < kMaxContexts; ++p) {
       ContextPool* pool = pools_[p].load(std::memory_order_acquire);
       if (!pool) continue;
@@ -168,6 +178,15 @@ class CudaEventTimer final : public CollectiveTimer {
     s.reading = r;
     return r;
   }
+  // Once per thread (the writer's): other threads' global-mode captures no
+  // longer concern this thread's calls, so they neither fail nor invalidate them.
+  void thread_local_capture_mode() {
+    static thread_local bool set = false;
+    if (set) return;
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    set = api_.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+  }
+
   Slot& slot(uint32_t id) {
     return pools_[id / kSlotsPerContext]
         .load(std::memory_order_acquire)

@@ -78,3 +78,15 @@ TEST_CASE("timer slots come back from failed calls and from events a full ring d
   REQUIRE(later.size() == 10);
   for (auto& c : later) CHECK(c.timing == Timing::event);
 }
+
+TEST_CASE("another thread's global-mode capture survives the writer's polling") {
+  auto plain = workload({"capture-global", "400"}, {});
+  REQUIRE(plain.status == 0);
+  REQUIRE(plain.out == "end capture 0\n");
+  auto dir = testing::temp_dir("event-capture-global");
+  auto r = workload({"capture-global", "400"}, injected(dir, 50));  // pending events polled
+  REQUIRE(r.status == 0);
+  CHECK(r.out == plain.out);
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 3);
+}
