@@ -4,11 +4,12 @@
 // cuEventQuery, never blocking on the job's streams, and maps GPU time to our
 // monotonic clock through an anchor event it records on a private stream.
 //
-// The writer thread's queries and anchor are "potentially unsafe" calls, which
-// a stream capture (CUDA graph) begun in global mode on another thread forbids
-// and is invalidated by, unless the calling thread's own interaction mode is
-// thread-local: the writer thread sets that mode before its first call, as
-// PyTorch's NCCL watchdog does for its queries.
+// Stream capture (CUDA graphs): a collective on a capturing stream does not
+// run now, so it gets no events (capturing()). The writer thread's queries
+// and anchor are "potentially unsafe" calls, which a capture begun in global
+// mode on another thread forbids and is invalidated by, unless the calling
+// thread's own interaction mode is thread-local: the writer thread sets that
+// mode before its first call, as PyTorch's NCCL watchdog does for its queries.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -45,6 +46,7 @@ struct DriverApi {
   DDPSCOPE_DRIVER_FN(cuCtxGetCurrent);
   DDPSCOPE_DRIVER_FN(cuCtxPushCurrent);
   DDPSCOPE_DRIVER_FN(cuCtxPopCurrent);
+  DDPSCOPE_DRIVER_FN(cuStreamIsCapturing);
   DDPSCOPE_DRIVER_FN(cuThreadExchangeStreamCaptureMode);
 
   bool load() {
@@ -67,6 +69,7 @@ struct DriverApi {
     DDPSCOPE_BIND(cuCtxGetCurrent);
     DDPSCOPE_BIND(cuCtxPushCurrent);
     DDPSCOPE_BIND(cuCtxPopCurrent);
+    DDPSCOPE_BIND(cuStreamIsCapturing);
     DDPSCOPE_BIND(cuThreadExchangeStreamCaptureMode);
 #undef DDPSCOPE_BIND
     return ok;
@@ -119,6 +122,14 @@ class CudaEventTimer final : public CollectiveTimer {
     s.uses.store(uses, std::memory_order_relaxed);
     if (api_.cuEventRecord(s.stop, CUstream(stream)) != CUDA_SUCCESS) s.resolved = true;  // failed
     s.state.store(2, std::memory_order_release);
+  }
+
+  bool capturing(void* stream) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    // The legacy stream answers an error while another stream captures: a
+    // collective there is the job's own mistake, and timed as usual.
+    return api_.cuStreamIsCapturing(CUstream(stream), &status) == CUDA_SUCCESS &&
+           status != CU_STREAM_CAPTURE_STATUS_NONE;
   }
 
   // NOT_READY is work still running: asked again at the next flush. Any other

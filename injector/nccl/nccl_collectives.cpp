@@ -103,18 +103,35 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.backend = Backend::nccl;
 }
 
+// A call on a stream being captured into a CUDA graph enqueues nothing now:
+// its work runs at each launch of the graph, which no hook sees. It is not
+// recorded (no time of ours would be its), only counted, and said once.
+[[gnu::cold, gnu::noinline]] void captured_into_graph() {
+  count(Counter::graph_captured_collectives);
+  notice_once(Notice::graph_capture,
+              "NCCL calls captured into a CUDA graph are not recorded: they run at the "
+              "graph's launches, which ddpscope does not see (meta "
+              "count:graph_captured_collectives)");
+}
+
 // Inlined into each hook: the hook's arguments stay in registers.
 template <typename Fn, typename... Args>
 [[gnu::always_inline]] inline ncclResult_t intercept(const Call& c, Fn real, Args... args) {
   if (!real) return ncclSystemError;
   if (!capturing()) return real(args...);
   ReentrancyGuard guard;
-  CommInfo* comm = comm_info(c.comm);  // registering a comm starts the device tracer
+  CommInfo* comm = comm_info(c.comm);            // registering a comm starts the device tracer
+  CollectiveTimer* device = collective_timer();  // null without the job's CUDA driver
+  if (device && __builtin_expect(device->capturing(c.stream), 0)) {
+    ncclResult_t rc = real(args...);
+    if (rc == ncclSuccess || rc == ncclInProgress) captured_into_graph();
+    return rc;
+  }
   bool grouped = current_group() != 0;
   // CUPTI sees the kernels themselves; CUDA events are the fall-back. A
   // grouped call launches at ncclGroupEnd, which brackets the group instead.
   DeviceTracer* tracer = grouped ? nullptr : device_tracer();
-  CollectiveTimer* timer = grouped || tracer ? nullptr : collective_timer();
+  CollectiveTimer* timer = grouped || tracer ? nullptr : device;
   uint32_t slot = timer ? timer->begin(c.stream) : kNoTimer;
   uint32_t correlation = tracer ? next_correlation() : 0;
   if (tracer) tracer->push_correlation(correlation);

@@ -22,6 +22,9 @@ class CollectiveTimer {
   // Hot path: mark the end; `uses` events will read this slot, and each
   // release it once (a hook whose event never made it to the ring too).
   virtual void end(uint32_t slot, void* stream, int uses) = 0;
+  // Hot path: `stream` is being captured into a CUDA graph, so work issued on
+  // it now only runs at the graph's launches.
+  virtual bool capturing(void* stream) = 0;
   // Writer thread: never blocks on the app's streams. Pending while the work
   // runs; failed when the driver cannot time it.
   virtual TimerReading poll(uint32_t slot) = 0;

@@ -8,10 +8,11 @@
 
 namespace ddpscope::inject {
 
-#define DDPSCOPE_COUNTERS(X)                                                               \
-  X(names_overflowed)    /* names the name table had no room for (recorded as a marker) */ \
-  X(unknown_dtype_calls) /* NCCL calls with a datatype newer than ours: 0 bytes */         \
-  X(untimed_collectives) /* CUDA events could not time them: written host-timed */
+#define DDPSCOPE_COUNTERS(X)                                                                      \
+  X(names_overflowed)           /* names the name table had no room for (recorded as a marker) */ \
+  X(unknown_dtype_calls)        /* NCCL calls with a datatype newer than ours: 0 bytes */         \
+  X(graph_captured_collectives) /* NCCL calls captured into a CUDA graph: not recorded */         \
+  X(untimed_collectives)        /* CUDA events could not time them: written host-timed */
 
 enum class Counter : int {
 #define DDPSCOPE_COUNTER_ENUM(name) name,

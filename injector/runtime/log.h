@@ -13,6 +13,7 @@ enum class Notice {
   cupti,
   unknown_dtype,
   names_full,
+  graph_capture,
   misc
 };
 

@@ -90,3 +90,21 @@ TEST_CASE("another thread's global-mode capture survives the writer's polling") 
   store::RunReader db(dir + "/rank-0.db");
   CHECK(db.count("collectives") == 3);
 }
+
+TEST_CASE("collectives captured into a CUDA graph: not recorded, counted, said once") {
+  auto dir = testing::temp_dir("event-captured");
+  auto r = workload({"captured"}, injected(dir, 50));
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "end capture 0\n");  // our hooks did not invalidate the capture
+  CHECK(r.err ==
+        "ddpscope: NCCL calls captured into a CUDA graph are not recorded: they run at the "
+        "graph's launches, which ddpscope does not see (meta count:graph_captured_collectives)\n");
+  store::RunReader db(dir + "/rank-0.db");
+  auto all = db.collectives();
+  REQUIRE(all.size() == 2);
+  for (auto& c : all) {
+    CHECK(c.count == 2);
+    CHECK(c.timing == Timing::event);
+  }
+  CHECK(db.meta().at("count:graph_captured_collectives") == "4");
+}
