@@ -12,7 +12,8 @@ namespace ddpscope::inject {
   X(names_overflowed)           /* names the name table had no room for (recorded as a marker) */ \
   X(unknown_dtype_calls)        /* NCCL calls with a datatype newer than ours: 0 bytes */         \
   X(graph_captured_collectives) /* NCCL calls captured into a CUDA graph: not recorded */         \
-  X(untimed_collectives)        /* CUDA events could not time them: written host-timed */
+  X(untimed_collectives)        /* CUDA events could not time them: written host-timed */         \
+  X(cupti_buffers_refused)      /* CUPTI asked for a buffer past our cap: records dropped */
 
 enum class Counter : int {
 #define DDPSCOPE_COUNTER_ENUM(name) name,

@@ -14,6 +14,7 @@ enum class Notice {
   unknown_dtype,
   names_full,
   graph_capture,
+  cupti_buffers,
   misc
 };
 
