@@ -149,9 +149,17 @@ bool RankFile::open() {
 
 void RankFile::fail(const char* what) {
   notice_once(Notice::write_failed, "%s; recording stops, the job runs on", what);
+  stop_recording();
+  writer_.reset();
+}
+
+// Nothing more can be written: the hooks pass calls through from now on, and
+// CUPTI, which would go on tracing every kernel and API call of the job for
+// nobody, stops (after handing back its buffers).
+void RankFile::stop_recording() {
   failed_ = true;
   g_state.store(int(State::disabled), std::memory_order_relaxed);
-  writer_.reset();
+  if (DeviceTracer* tracer = device_tracer()) tracer->stop();
 }
 
 // Rows of the rank's own tables: the rank is known only at write time.
@@ -237,8 +245,7 @@ void RankFile::flush(bool final) {
                      !linked_.empty() || !kernels_.empty();
   if (!failed_ && (writer_ || have_events)) {
     if (!writer_ && !open()) {
-      failed_ = true;
-      g_state.store(int(State::disabled), std::memory_order_relaxed);
+      stop_recording();
     } else {
       try {
         write();

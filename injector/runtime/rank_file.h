@@ -53,6 +53,7 @@ class RankFile : public Rows {
   bool open();
   void write();
   void fail(const char* what);
+  void stop_recording();
 
   std::string out_dir_;
   BufferRegistry* buffers_;

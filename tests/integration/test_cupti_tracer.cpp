@@ -36,3 +36,11 @@ TEST_CASE("CUPTI's buffers are capped: the rest of its records are dropped and c
   CHECK(meta.at("count:cupti_buffers_refused") == "12");
   CHECK(meta.at("cupti_dropped_records") == "12000");  // the double's 1,000 per buffer
 }
+
+TEST_CASE("when the rank file cannot be written any more, CUPTI stops tracing too") {
+  auto dir = testing::temp_dir("cupti-write-fails");
+  auto r = testing::run({CUPTI_WORKLOAD_EXE, "write-fails", "800"}, injected(dir, 20));
+  REQUIRE(r.status == 0);  // the job runs on
+  CHECK(r.out == "cupti kinds enabled: 8\ncupti kinds enabled: 0\n");
+  CHECK(r.err.find("recording stops, the job runs on") != std::string::npos);
+}
