@@ -71,8 +71,11 @@ void RankFile::comm_end(const CommEndEvent& e) {
 }
 
 void RankFile::resolve_timers(bool final) {
+  // Only once a hook has used the timer: made earlier (at the first flush, say,
+  // before the job has loaded the CUDA driver) it would stay null for good.
+  if (timed_.empty()) return;
   CollectiveTimer* timer = collective_timer();
-  if (timed_.empty() || !timer) {
+  if (!timer) {
     for (auto& t : timed_) ready_.push_back(t.record);
     timed_.clear();
     return;

@@ -108,3 +108,13 @@ TEST_CASE("collectives captured into a CUDA graph: not recorded, counted, said o
   }
   CHECK(db.meta().at("count:graph_captured_collectives") == "4");
 }
+
+TEST_CASE("a driver loaded after recording started still times collectives") {
+  auto dir = testing::temp_dir("event-late-driver");
+  auto r = testing::run({CUDA_LATE_DRIVER_WORKLOAD_EXE, FAKE_CUDA_DRIVER}, injected(dir, 50));
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  auto all = db.collectives();
+  REQUIRE(all.size() == 3);
+  for (auto& c : all) CHECK(c.timing == Timing::event);
+}
