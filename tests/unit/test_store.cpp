@@ -43,9 +43,11 @@ CollectiveRecord sample(int rank, uint64_t seq, int64_t t) {
   return c;
 }
 
-std::string write_rank(const std::string& dir, int rank, int64_t offset, int n) {
+std::string write_rank(const std::string& dir, int rank, int64_t offset, int n,
+                       std::map<std::string, std::string> meta = {}) {
   std::string path = dir + "/rank-" + std::to_string(rank) + ".db";
-  RankWriter w(path, {{"kind", "rank"}, {"timeline", "monotonic"}, {"command_line", "train.py"}});
+  meta.insert({{"kind", "rank"}, {"timeline", "monotonic"}, {"command_line", "train.py"}});
+  RankWriter w(path, meta);
   w.begin();
   CommRecord comm;
   comm.rank = rank;
@@ -139,6 +141,17 @@ TEST_CASE("merge shifts every rank onto wall time and renumbers") {
   // A merged file is not a rank file: merging it again is refused.
   CHECK_THAT(error_of([&] { merge_rank_files({dir + "/run.db"}, dir + "/again.db"); }),
              Catch::Contains("expected one process row"));
+}
+
+TEST_CASE("merge sums the injector's per-rank counts") {
+  auto dir = testing::temp_dir("merge-counts");
+  write_rank(dir, 0, 0, 1, {{"count:dropped_comm_events", "3"}, {"cupti_dropped_records", "5"}});
+  write_rank(dir, 1, 0, 1, {{"count:dropped_comm_events", "4"}, {"count:names_overflowed", "2"}});
+  merge_rank_files(find_rank_files(dir), dir + "/run.db");
+  auto meta = RunReader(dir + "/run.db").meta();
+  CHECK(meta.at("count:dropped_comm_events") == "7");
+  CHECK(meta.at("count:names_overflowed") == "2");
+  CHECK(meta.at("cupti_dropped_records") == "5");  // other keys: the first input's
 }
 
 TEST_CASE("merge refuses two files claiming one rank and leaves nothing behind") {
