@@ -94,30 +94,20 @@ void check_output_dir(const std::string& dir) {
     throw UsageError(dir + ": already holds a recording; choose another -o or remove it");
 }
 
-// NVTX loads its tool from NVTX_INJECTION64_PATH: that is how ranges reach us.
-// A tool the user chose already (Nsight, say) keeps the slot.
-void attach_nvtx(core::LaunchSpec& spec, const std::string& injector) {
-  const char* theirs = getenv("NVTX_INJECTION64_PATH");
+// A tool slot the injector fills: NVTX loads its tool from
+// NVTX_INJECTION64_PATH (how ranges reach us), NCCL (>= 2.23) its profiler
+// plugin from NCCL_PROFILER_PLUGIN (docs/nccl_plugin.md). A tool the user
+// chose already (Nsight, say) keeps the slot, with a note of what we miss.
+void attach_tool(core::LaunchSpec& spec, const char* var, const std::string& injector,
+                 const char* missed) {
+  const char* theirs = getenv(var);
   if (theirs && *theirs) {
     if (theirs != injector)
-      std::cerr << "ddpscope: keeping your NVTX_INJECTION64_PATH (" << theirs
-                << "); NVTX ranges go to that tool, not to ddpscope\n";
+      std::cerr << "ddpscope: keeping your " << var << " (" << theirs << "); " << missed
+                << " go to that tool, not to ddpscope\n";
     return;
   }
-  spec.env["NVTX_INJECTION64_PATH"] = injector;
-}
-
-// NCCL (>= 2.23) loads the profiler plugin NCCL_PROFILER_PLUGIN names; the
-// injector is one (docs/nccl_plugin.md). A plugin the user chose keeps the slot.
-void attach_nccl_plugin(core::LaunchSpec& spec, const std::string& injector) {
-  const char* theirs = getenv("NCCL_PROFILER_PLUGIN");
-  if (theirs && *theirs) {
-    if (theirs != injector)
-      std::cerr << "ddpscope: keeping your NCCL_PROFILER_PLUGIN (" << theirs
-                << "); NCCL's algorithm and protocol choices go to that plugin, not to ddpscope\n";
-    return;
-  }
-  spec.env["NCCL_PROFILER_PLUGIN"] = injector;
+  spec.env[var] = injector;
 }
 
 bool prepare_output_dir(const std::string& dir) {
@@ -196,9 +186,10 @@ int run_record(RecordArgs& a) {
     spec.env["DDPSCOPE_CUPTI"] = a.no_cupti ? "0" : "1";
     spec.env["DDPSCOPE_NVTX"] = a.no_nvtx ? "0" : "1";
     spec.env["DDPSCOPE_PYTHON"] = a.no_python_hook ? "0" : "1";
-    if (!a.no_nvtx) attach_nvtx(spec, injector);
+    if (!a.no_nvtx) attach_tool(spec, "NVTX_INJECTION64_PATH", injector, "NVTX ranges");
     if (!a.no_python_hook) attach_python_hook(spec, injector);
-    if (!a.no_nccl_plugin) attach_nccl_plugin(spec, injector);
+    if (!a.no_nccl_plugin)
+      attach_tool(spec, "NCCL_PROFILER_PLUGIN", injector, "NCCL's algorithm and protocol choices");
   }
   int status = core::launch_and_wait(spec);
   if (recording) merge_recording(a.out_dir);

@@ -1,10 +1,14 @@
-// `ddpscope report RUN.db [--html F] [--csv DIR] [--json F] [--trace F]`: the
-// run at a glance on the terminal, and any of the file formats.
+// `ddpscope report RUN.db [--html F] [--csv DIR] [--json F] [--trace F]
+//  [--ranks LIST] [--since S] [--until S]`: the run (or a part of it) at a
+// glance on the terminal, and any of the file formats.
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 
 #include "cli/commands.h"
 #include "profiler/analysis/analyze.h"
 #include "profiler/store/reader.h"
+#include "profiler/store/run_filter.h"
 #include "reports/renderer.h"
 #include "reports/text_analysis.h"
 #include "reports/text_summary.h"
@@ -13,12 +17,22 @@ namespace ddpscope::cli {
 namespace {
 
 struct ReportArgs {
-  std::string path, html, csv, json, trace;
+  std::string path, html, csv, json, trace, ranks;
+  std::optional<double> since, until;
   bool quiet = false;
 };
 
 int run_report(const ReportArgs& a) {
   store::RunReader reader(a.path);
+  try {
+    auto filter = store::parse_run_filter(a.ranks, a.since, a.until, store::run_start_ns(reader));
+    std::vector<int> recorded;
+    for (const auto& p : reader.processes()) recorded.push_back(p.rank);
+    store::check_ranks_exist(filter, recorded);
+    reader.set_filter(filter);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   auto run = analysis::analyze_run(reader);
   if (!a.quiet) {
     reports::RunOverview overview;
@@ -62,6 +76,9 @@ Run add_report(CLI::App& app) {
                   ".pftrace, .perfetto-trace or .pb, Chrome trace-event JSON if .json; any other "
                   "name is protobuf when the run has more than " +
                       std::to_string(reports::kJsonTraceMaxRows) + " event rows (docs/trace.md)");
+  sub->add_option("--ranks", a->ranks, "only these ranks: numbers and ranges, e.g. 0,3,8-15");
+  sub->add_option("--since", a->since, "only events from S seconds after the run's start");
+  sub->add_option("--until", a->until, "only events before S seconds after the run's start");
   sub->add_flag("-q,--quiet", a->quiet, "no terminal summary");
   return [a] { return run_report(*a); };
 }

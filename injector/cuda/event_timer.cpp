@@ -3,6 +3,13 @@
 // from a pool created once per CUDA context; the writer thread reads them with
 // cuEventQuery, never blocking on the job's streams, and maps GPU time to our
 // monotonic clock through an anchor event it records on a private stream.
+//
+// Stream capture (CUDA graphs): a collective on a capturing stream does not
+// run now, so it gets no events (capturing()). The writer thread's queries
+// and anchor are "potentially unsafe" calls, which a capture begun in global
+// mode on another thread forbids and is invalidated by, unless the calling
+// thread's own interaction mode is thread-local: the writer thread sets that
+// mode before its first call, as PyTorch's NCCL watchdog does for its queries.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -39,6 +46,8 @@ struct DriverApi {
   DDPSCOPE_DRIVER_FN(cuCtxGetCurrent);
   DDPSCOPE_DRIVER_FN(cuCtxPushCurrent);
   DDPSCOPE_DRIVER_FN(cuCtxPopCurrent);
+  DDPSCOPE_DRIVER_FN(cuStreamIsCapturing);
+  DDPSCOPE_DRIVER_FN(cuThreadExchangeStreamCaptureMode);
 
   bool load() {
     void* h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);  // only if the job loaded it
@@ -60,6 +69,8 @@ struct DriverApi {
     DDPSCOPE_BIND(cuCtxGetCurrent);
     DDPSCOPE_BIND(cuCtxPushCurrent);
     DDPSCOPE_BIND(cuCtxPopCurrent);
+    DDPSCOPE_BIND(cuStreamIsCapturing);
+    DDPSCOPE_BIND(cuThreadExchangeStreamCaptureMode);
 #undef DDPSCOPE_BIND
     return ok;
   }
@@ -70,7 +81,7 @@ constexpr int kMaxContexts = 8;
 
 struct Slot {
   std::atomic<int> state{0};  // 0 free, 1 started, 2 ended
-  int uses = 0;
+  std::atomic<int> uses{0};   // events still to read it (the writer, or a hook giving up)
   CUevent start = nullptr, stop = nullptr;
   bool resolved = false;
   TimerReading reading;
@@ -108,12 +119,24 @@ class CudaEventTimer final : public CollectiveTimer {
 
   void end(uint32_t id, void* stream, int uses) override {
     Slot& s = slot(id);
-    s.uses = uses;
+    s.uses.store(uses, std::memory_order_relaxed);
     if (api_.cuEventRecord(s.stop, CUstream(stream)) != CUDA_SUCCESS) s.resolved = true;  // failed
     s.state.store(2, std::memory_order_release);
   }
 
+  bool capturing(void* stream) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    // The legacy stream answers an error while another stream captures: a
+    // collective there is the job's own mistake, and timed as usual.
+    return api_.cuStreamIsCapturing(CUstream(stream), &status) == CUDA_SUCCESS &&
+           status != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+
+  // NOT_READY is work still running: asked again at the next flush. Any other
+  // error will not go away (an event the driver cannot time): the slot
+  // resolves as failed and its collectives are written host-timed.
   TimerReading poll(uint32_t id) override {
+    thread_local_capture_mode();
     Slot& s = slot(id);
     if (s.state.load(std::memory_order_acquire) != 2) return {};
     if (s.resolved) return s.reading.state == TimerReading::State::done ? s.reading : failed();
@@ -122,10 +145,11 @@ class CudaEventTimer final : public CollectiveTimer {
     if (q != CUDA_SUCCESS) return resolve(s, failed());
     ContextPool& pool = *pools_[id / kSlotsPerContext].load(std::memory_order_acquire);
     float to_start = 0, to_stop = 0;  // ms from each event to the (later) anchor
-    if (api_.cuEventElapsedTime(&to_start, s.start, pool.anchor) != CUDA_SUCCESS ||
-        api_.cuEventElapsedTime(&to_stop, s.stop, pool.anchor) != CUDA_SUCCESS)
-      return {};  // completed after the anchor: read it at the next flush
-    if (to_stop < 0) return {};
+    CUresult a = api_.cuEventElapsedTime(&to_start, s.start, pool.anchor);
+    CUresult b = a == CUDA_SUCCESS ? api_.cuEventElapsedTime(&to_stop, s.stop, pool.anchor) : a;
+    if (a == CUDA_ERROR_NOT_READY || b == CUDA_ERROR_NOT_READY) return {};
+    if (a != CUDA_SUCCESS || b != CUDA_SUCCESS) return resolve(s, failed());
+    if (to_stop < 0) return {};  // completed after the anchor: read it at the next flush
     TimerReading r;
     r.state = TimerReading::State::done;
     r.start_ns = pool.anchor_ns - int64_t(double(to_start) * 1e6);
@@ -135,10 +159,12 @@ class CudaEventTimer final : public CollectiveTimer {
 
   void release(uint32_t id) override {
     Slot& s = slot(id);
-    if (--s.uses <= 0) s.state.store(0, std::memory_order_release);
+    if (s.uses.fetch_sub(1, std::memory_order_acq_rel) <= 1)
+      s.state.store(0, std::memory_order_release);
   }
 
   void sync_clocks() override {
+    thread_local_capture_mode();
     for (int p = 0; p < kMaxContexts; ++p) {
       ContextPool* pool = pools_[p].load(std::memory_order_acquire);
       if (!pool) continue;
@@ -163,6 +189,15 @@ class CudaEventTimer final : public CollectiveTimer {
     s.reading = r;
     return r;
   }
+  // Once per thread (the writer's): other threads' global-mode captures no
+  // longer concern this thread's calls, so they neither fail nor invalidate them.
+  void thread_local_capture_mode() {
+    static thread_local bool set = false;
+    if (set) return;
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    set = api_.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+  }
+
   Slot& slot(uint32_t id) {
     return pools_[id / kSlotsPerContext]
         .load(std::memory_order_acquire)

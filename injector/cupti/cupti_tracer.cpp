@@ -1,7 +1,10 @@
-// The CUPTI activity tracer: 8 MiB buffers handed to CUPTI on request,
-// converted on completion (on CUPTI's thread, or ours during a flush) into an
-// ActivityBatch that the writer thread collects. Our mutex guards only the
-// buffer pool and the converted batch, and is never held while calling CUPTI.
+// The CUPTI activity tracer: 8 MiB buffers handed to CUPTI on request, at most
+// kMaxBuffers of them (CUPTI drops, and counts, the records it has no buffer
+// for: a job launching faster than we flush never grows our memory without
+// bound), converted on completion (on CUPTI's thread, or ours during a flush)
+// into an ActivityBatch that the writer thread collects. Our mutex guards only
+// the buffer pool and the converted batch, and is never held while calling
+// CUPTI.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -10,14 +13,17 @@
 
 #include "injector/cupti/activity_convert.h"
 #include "injector/cupti/cupti_api.h"
+#include "injector/runtime/counters.h"
 #include "injector/runtime/device_tracer.h"
+#include "injector/runtime/log.h"
 #include "profiler/core/clock.h"
 
 namespace ddpscope::inject {
 namespace {
 
 constexpr size_t kBufferBytes = 8u << 20;
-constexpr size_t kAlign = 8;  // CUPTI's requirement for activity buffers
+constexpr int kMaxBuffers = 8;  // 64 MiB: CUPTI hands buffers back at every flush
+constexpr size_t kAlign = 8;    // CUPTI's requirement for activity buffers
 
 class CuptiTracer final : public DeviceTracer {
  public:
@@ -34,11 +40,13 @@ class CuptiTracer final : public DeviceTracer {
   void on_complete(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t valid);
 
  private:
+  void refused();
   cupti::CuptiActivityApi api_;
   int64_t offset_ns_ = 0;  // CUPTI clock -> ours, when our clock was refused
   bool stopped_ = false;
-  std::mutex mu_;  // guards free_ and batch_ only
+  std::mutex mu_;  // guards free_, allocated_ and batch_ only
   std::vector<uint8_t*> free_;
+  int allocated_ = 0;
   ActivityBatch batch_;
 };
 
@@ -72,17 +80,35 @@ bool CuptiTracer::start(const char** why) {
 
 void CuptiTracer::on_request(uint8_t** buffer, size_t* size, size_t* max_records) {
   uint8_t* b = nullptr;
+  bool may_allocate = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!free_.empty()) {
       b = free_.back();
       free_.pop_back();
+    } else if (allocated_ < kMaxBuffers) {
+      may_allocate = true;
+      ++allocated_;
     }
   }
-  if (!b) b = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
+  if (may_allocate && !(b = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes)))) {
+    std::lock_guard<std::mutex> lock(mu_);
+    --allocated_;
+  }
+  if (!b) refused();
   *buffer = b;
-  *size = b ? kBufferBytes : 0;
-  *max_records = 0;  // as many as fit
+  *size = b ? kBufferBytes : 0;  // none: CUPTI drops the records, and counts them
+  *max_records = 0;              // as many as fit
+}
+
+// Cold: CUPTI's thread (or the job's) asked past the cap.
+void CuptiTracer::refused() {
+  count(Counter::cupti_buffers_refused);
+  notice_once(Notice::cupti_buffers,
+              "CUPTI produced activity records faster than %d MiB of buffers could hold "
+              "between flushes: the rest are dropped (meta cupti_dropped_records, "
+              "count:cupti_buffers_refused)",
+              int(kMaxBuffers * (kBufferBytes >> 20)));
 }
 
 void CuptiTracer::on_complete(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t valid) {

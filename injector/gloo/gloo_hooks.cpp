@@ -45,7 +45,8 @@ CommInfo* context_info(const gloo::Context* ctx) {
   uint64_t id = fnv1a(parts, sizeof parts) & 0x7fffffffffffffffull;
   CommInfo* c = comm_registry().put(ctx, id, size, rank, -1, Backend::gloo);
   if (!c) return nullptr;
-  if (auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init))) {
+  if (auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init),
+                                                  EventClass::comm)) {
     *e = CommInitEvent{clock::ticks(), id, 0, size, rank, -1, Backend::gloo, CommOrigin::first_use};
     publish_event();
   }
@@ -54,7 +55,8 @@ CommInfo* context_info(const gloo::Context* ctx) {
 
 void emit(Op op, const GlooCall& g, uint64_t t0, uint64_t t1) {
   CommInfo* comm = context_info(g.context);
-  auto* e = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective));
+  auto* e = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
+                                                EventClass::comm);
   if (!e) return;
   CollectiveEvent& c = *e;
   c.t_start = t0;

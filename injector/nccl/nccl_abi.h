@@ -2,7 +2,7 @@
 // (and the NCCL-ABI test library) build without nccl.h. Values and layouts follow
 // NCCL 2.x; the ABI has been stable for these types since 2.0 (enums are int-sized,
 // ncclUniqueId is 128 bytes, handles are opaque pointers). ncclConfig_t is only ever
-// passed through by pointer, so it stays opaque.
+// passed through by pointer, so it stays opaque (as does ncclSimInfo_t).
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,8 @@ extern "C" {
 typedef struct ncclComm* ncclComm_t;
 typedef struct CUstream_st* cudaStream_t;
 typedef struct ncclConfig_opaque ncclConfig_t;
+// ncclGroupSimulateEnd's argument (NCCL >= 2.22), passed through by pointer.
+typedef struct ncclSimInfo_opaque ncclSimInfo_t;
 
 #define DDPSCOPE_NCCL_UNIQUE_ID_BYTES 128
 typedef struct {

@@ -28,6 +28,7 @@ ncclResult_t ncclSend(const void*, size_t, ncclDataType_t, int, ncclComm_t, cuda
 ncclResult_t ncclRecv(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 ncclResult_t ncclGroupStart();
 ncclResult_t ncclGroupEnd();
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t*);
 ncclResult_t ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*);
 ncclResult_t ncclCommInitAll(ncclComm_t*, int, const int*);
@@ -38,6 +39,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t);
 ncclResult_t ncclCommCount(const ncclComm_t, int*);
 ncclResult_t ncclCommUserRank(const ncclComm_t, int*);
 ncclResult_t ncclCommCuDevice(const ncclComm_t, int*);
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t*);
 }
 
 namespace ddpscope::inject::nccl {

@@ -7,6 +7,7 @@
 #include "injector/nccl/nccl_source.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
+#include "injector/runtime/counters.h"
 #include "injector/runtime/device_tracer.h"
 #include "injector/runtime/log.h"
 #include "profiler/core/clock.h"
@@ -50,20 +51,14 @@ RedOp to_redop(int op) {
   }
 }
 
-// NCCL forbids concurrent calls on one communicator, so the per-comm counter
-// needs no atomic read-modify-write (no lock prefix on the hot path).
-uint64_t next_seq(CommInfo& comm) {
-  uint64_t s = comm.next_seq.load(std::memory_order_relaxed);
-  comm.next_seq.store(s + 1, std::memory_order_relaxed);
-  return s;
-}
-
 // A datatype newer than nccl_abi.h (a newer libnccl than we were built for):
-// its calls are recorded with 0 bytes, and the user is told once.
+// its calls are recorded with dtype 'unknown' and 0 bytes, counted (meta
+// count:unknown_dtype_calls), and the user is told once.
 [[gnu::cold, gnu::noinline]] void unknown_dtype(int dtype) {
+  count(Counter::unknown_dtype_calls);
   notice_once(Notice::unknown_dtype,
               "NCCL datatype %d is newer than this ddpscope knows: its calls are recorded "
-              "with 0 bytes",
+              "with dtype 'unknown' and 0 bytes (meta count:unknown_dtype_calls)",
               dtype);
 }
 
@@ -80,7 +75,7 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.comm_id = comm ? comm->comm_id : 0;
   e.comm_rank = comm ? comm->comm_rank : -1;
   e.stream = reinterpret_cast<uint64_t>(c.stream);
-  e.seq = comm ? next_seq(*comm) : 0;
+  e.seq = 0;  // taken by the caller: at once, or when the group launches
   e.group_id = current_group();
   e.root = c.root;
   e.peer = c.peer;
@@ -93,18 +88,35 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.backend = Backend::nccl;
 }
 
+// A call on a stream being captured into a CUDA graph enqueues nothing now:
+// its work runs at each launch of the graph, which no hook sees. It is not
+// recorded (no time of ours would be its), only counted, and said once.
+[[gnu::cold, gnu::noinline]] void captured_into_graph() {
+  count(Counter::graph_captured_collectives);
+  notice_once(Notice::graph_capture,
+              "NCCL calls captured into a CUDA graph are not recorded: they run at the "
+              "graph's launches, which ddpscope does not see (meta "
+              "count:graph_captured_collectives)");
+}
+
 // Inlined into each hook: the hook's arguments stay in registers.
 template <typename Fn, typename... Args>
 [[gnu::always_inline]] inline ncclResult_t intercept(const Call& c, Fn real, Args... args) {
   if (!real) return ncclSystemError;
   if (!capturing()) return real(args...);
   ReentrancyGuard guard;
-  CommInfo* comm = comm_info(c.comm);  // registering a comm starts the device tracer
+  CommInfo* comm = comm_info(c.comm);            // registering a comm starts the device tracer
+  CollectiveTimer* device = collective_timer();  // null without the job's CUDA driver
+  if (device && __builtin_expect(device->capturing(c.stream), 0)) {
+    ncclResult_t rc = real(args...);
+    if (rc == ncclSuccess || rc == ncclInProgress) captured_into_graph();
+    return rc;
+  }
   bool grouped = current_group() != 0;
   // CUPTI sees the kernels themselves; CUDA events are the fall-back. A
   // grouped call launches at ncclGroupEnd, which brackets the group instead.
   DeviceTracer* tracer = grouped ? nullptr : device_tracer();
-  CollectiveTimer* timer = grouped || tracer ? nullptr : collective_timer();
+  CollectiveTimer* timer = grouped || tracer ? nullptr : device;
   uint32_t slot = timer ? timer->begin(c.stream) : kNoTimer;
   uint32_t correlation = tracer ? next_correlation() : 0;
   if (tracer) tracer->push_correlation(correlation);
@@ -113,15 +125,27 @@ template <typename Fn, typename... Args>
   uint64_t t1 = clock::ticks();
   if (tracer) tracer->pop_correlation();
   if (slot != kNoTimer) timer->end(slot, c.stream, 1);
-  if (rc != ncclSuccess && rc != ncclInProgress) return rc;  // nothing was enqueued
+  if (rc != ncclSuccess && rc != ncclInProgress) {  // nothing was enqueued
+    if (slot != kNoTimer) timer->release(slot);
+    return rc;
+  }
   if (grouped) {
     CollectiveEvent e;
     describe(e, c, comm, t0, t1, slot, 0);
-    if (!hold_in_group(e)) emit(e);
-  } else if (auto* ev = reserve_event_body<CollectiveEvent>(source(),
-                                                            uint8_t(CommEventKind::collective))) {
+    if (!hold_in_group(e, comm)) {
+      e.seq = comm ? next_seq(*comm) : 0;
+      emit(e);
+    }
+    return rc;
+  }
+  uint64_t seq = comm ? next_seq(*comm) : 0;  // taken even if the ring is full
+  if (auto* ev = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
+                                                     EventClass::comm)) {
     describe(*ev, c, comm, t0, t1, slot, correlation);
+    ev->seq = seq;
     publish_event();
+  } else if (slot != kNoTimer) {
+    timer->release(slot);  // no event will ever read it
   }
   return rc;
 }
@@ -217,6 +241,18 @@ ncclResult_t ncclGroupEnd() {
   if (ddpscope::inject::tl_depth != 0) return real();
   ddpscope::inject::ReentrancyGuard guard;
   return ddpscope::inject::nccl::group_ended([&] { return real(); });
+}
+
+// Ends the group as ncclGroupEnd does (NCCL >= 2.22), but with a simInfo NCCL
+// only estimates the group's calls and launches none of them: they are not
+// recorded (nor do they take a seq). Without one it is ncclGroupEnd.
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* sim) {
+  auto real = DDPSCOPE_REAL_NCCL(GroupSimulateEnd);
+  if (!real) return ncclSystemError;
+  if (ddpscope::inject::tl_depth != 0) return real(sim);
+  ddpscope::inject::ReentrancyGuard guard;
+  if (!sim) return ddpscope::inject::nccl::group_ended([&] { return real(sim); });
+  return ddpscope::inject::nccl::group_simulated([&] { return real(sim); });
 }
 
 }  // extern "C"

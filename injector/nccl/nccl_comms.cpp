@@ -15,11 +15,13 @@
 namespace ddpscope::inject::nccl {
 namespace {
 
-void emit_comm_init(const CommInfo& c, CommOrigin origin, uint64_t parent) {
-  auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init));
+void emit_comm_init(const CommInfo& c) {
+  if (g_state.load(std::memory_order_relaxed) > int(State::running)) return;
+  auto* e = reserve_event_body<CommInitEvent>(source(), uint8_t(CommEventKind::comm_init),
+                                              EventClass::comm);
   if (!e) return;
-  *e = CommInitEvent{clock::ticks(), c.comm_id, parent,        c.nranks,
-                     c.comm_rank,    c.device,  Backend::nccl, origin};
+  *e = CommInitEvent{c.created_ticks, c.comm_id, c.parent_comm_id, c.nranks,
+                     c.comm_rank,     c.device,  Backend::nccl,    c.origin};
   publish_event();
 }
 
@@ -27,7 +29,8 @@ void emit_comm_end(ncclComm_t comm, CommEnd how) {
   if (!capturing() || !comm) return;
   CommInfo* c = comm_registry().find(comm);
   if (!c) return;
-  auto* e = reserve_event_body<CommEndEvent>(source(), uint8_t(CommEventKind::comm_end));
+  auto* e = reserve_event_body<CommEndEvent>(source(), uint8_t(CommEventKind::comm_end),
+                                             EventClass::comm);
   if (!e) return;
   *e = CommEndEvent{clock::ticks(), c->comm_id, c->comm_rank, how};
   publish_event();
@@ -43,21 +46,60 @@ uint64_t unique_id_hash(const ncclUniqueId& id) {
   return as_comm_id(fnv1a(id.internal, sizeof id.internal));
 }
 
+// What the hooks were not told, asked of NCCL (only once it is ready: NCCL
+// answers questions about a communicator in progress with an error, and
+// sets the job's ncclGetLastError text).
+void ask_nccl(ncclComm_t comm, CommInfo& c) {
+  if (c.nranks <= 0) c.nranks = query(DDPSCOPE_REAL_NCCL(CommCount), comm, 0);
+  if (c.comm_rank < 0) c.comm_rank = query(DDPSCOPE_REAL_NCCL(CommUserRank), comm, -1);
+  if (c.device < 0) c.device = query(DDPSCOPE_REAL_NCCL(CommCuDevice), comm, -1);
+}
+
+bool in_progress(ncclComm_t comm) {
+  auto fn = DDPSCOPE_REAL_NCCL(CommGetAsyncError);
+  ncclResult_t state = ncclSuccess;
+  return fn && fn(comm, &state) == ncclSuccess && state == ncclInProgress;
+}
+
 }  // namespace
 
 CommInfo* register_comm(ncclComm_t comm, uint64_t comm_id, CommOrigin origin,
-                        uint64_t parent_comm_id, int rank, int nranks, int device) {
+                        uint64_t parent_comm_id, int rank, int nranks, int device, bool pending) {
   ReentrancyGuard guard;  // the queries below go through NCCL's own API
   start_device_tracer();  // the first communicator is the first NCCL use
-  if (nranks <= 0) nranks = query(DDPSCOPE_REAL_NCCL(CommCount), comm, 0);
-  if (rank < 0) rank = query(DDPSCOPE_REAL_NCCL(CommUserRank), comm, -1);
-  if (device < 0) device = query(DDPSCOPE_REAL_NCCL(CommCuDevice), comm, -1);
+  uint64_t created = clock::ticks();
   if (comm_id == 0)  // unknown origin: unique to this process only
     comm_id = as_comm_id(fnv1a(&comm, sizeof comm, fnv1a(&origin, 1) ^ uint64_t(getpid())));
   CommInfo* c = comm_registry().put(comm, comm_id, nranks, rank, device, Backend::nccl);
-  if (c && g_state.load(std::memory_order_relaxed) <= int(State::running))
-    emit_comm_init(*c, origin, parent_comm_id);
+  if (!c) return nullptr;
+  c->created_ticks = created;
+  c->origin = origin;
+  c->parent_comm_id = parent_comm_id;
+  if (pending) {
+    c->state.store(CommInfo::kPending, std::memory_order_release);
+    return c;
+  }
+  ask_nccl(comm, *c);
+  emit_comm_init(*c);
   return c;
+}
+
+CommInfo* register_first_use(ncclComm_t comm) {
+  ReentrancyGuard guard;
+  return register_comm(comm, 0, CommOrigin::first_use, 0, -1, 0, -1, in_progress(comm));
+}
+
+void resolve_pending(ncclComm_t comm, CommInfo* c, bool known_ready) {
+  uint8_t expected = CommInfo::kPending;
+  if (!c->state.compare_exchange_strong(expected, CommInfo::kResolving)) return;
+  ReentrancyGuard guard;
+  if (!known_ready && in_progress(comm)) {
+    c->state.store(CommInfo::kPending, std::memory_order_release);
+    return;
+  }
+  ask_nccl(comm, *c);
+  emit_comm_init(*c);
+  c->state.store(CommInfo::kReady, std::memory_order_release);
 }
 
 }  // namespace ddpscope::inject::nccl
@@ -82,6 +124,32 @@ uint64_t split_id(CommInfo* parent, int color) {
 
 std::atomic<uint64_t> g_init_all_calls{0};
 
+// Destroy and abort free the handle, which NCCL may hand out again for a new
+// communicator, even on another thread as soon as the call returns: so the
+// registry forgets it before the call, and takes it back if NCCL refused.
+template <typename Fn>
+ncclResult_t end_of(ncclComm_t comm, Fn&& real_call) {
+  CommInfo* c = comm ? comm_registry().find(comm) : nullptr;
+  if (!c) return real_call();
+  CommInfo kept;
+  kept.comm_id = c->comm_id;
+  kept.nranks = c->nranks;
+  kept.comm_rank = c->comm_rank;
+  kept.device = c->device;
+  kept.backend = c->backend;
+  uint64_t seq = c->next_seq.load(std::memory_order_relaxed);
+  uint32_t splits = c->splits.load(std::memory_order_relaxed);
+  comm_registry().forget(comm);
+  ncclResult_t rc = real_call();
+  if (rc != ncclSuccess && rc != ncclInProgress)
+    if (CommInfo* back = comm_registry().put(comm, kept.comm_id, kept.nranks, kept.comm_rank,
+                                             kept.device, kept.backend)) {
+      back->next_seq.store(seq, std::memory_order_relaxed);
+      back->splits.store(splits, std::memory_order_relaxed);
+    }
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -95,13 +163,16 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int
   return rc;
 }
 
+// With config.blocking = 0, NCCL returns ncclInProgress: the communicator is
+// registered pending until NCCL says it is ready (ncclCommGetAsyncError below).
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank,
                                     ncclConfig_t* config) {
   auto real = DDPSCOPE_REAL_NCCL(CommInitRankConfig);
   if (!real) return ncclSystemError;
   ncclResult_t rc = real(comm, nranks, id, rank, config);
   if (capturing() && comm && created(rc, *comm))
-    register_comm(*comm, unique_id_hash(id), CommOrigin::init_rank_config, 0, rank, nranks);
+    register_comm(*comm, unique_id_hash(id), CommOrigin::init_rank_config, 0, rank, nranks, -1,
+                  rc == ncclInProgress);
   return rc;
 }
 
@@ -128,7 +199,22 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   CommInfo* parent = comm_info(comm);
   uint64_t id = split_id(parent, color);  // counted even for NOCOLOR, as on every rank
   if (newcomm && created(rc, *newcomm))
-    register_comm(*newcomm, id, CommOrigin::split, parent ? parent->comm_id : 0);
+    register_comm(*newcomm, id, CommOrigin::split, parent ? parent->comm_id : 0, -1, 0, -1,
+                  rc == ncclInProgress);
+  return rc;
+}
+
+// How a job learns that a non-blocking communicator is ready: that is when a
+// pending one (above) is asked for its size, rank and device.
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error) {
+  auto real = DDPSCOPE_REAL_NCCL(CommGetAsyncError);
+  if (!real) return ncclSystemError;
+  ncclResult_t rc = real(comm, async_error);
+  if (rc != ncclSuccess || !async_error || *async_error != ncclSuccess || !comm || tl_depth != 0)
+    return rc;
+  CommInfo* c = comm_registry().find(comm);
+  if (c && c->state.load(std::memory_order_acquire) == CommInfo::kPending)
+    resolve_pending(comm, c, true);
   return rc;
 }
 
@@ -143,14 +229,14 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   auto real = DDPSCOPE_REAL_NCCL(CommDestroy);
   if (!real) return ncclSystemError;
   emit_comm_end(comm, CommEnd::destroy);
-  return real(comm);
+  return end_of(comm, [&] { return real(comm); });
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   auto real = DDPSCOPE_REAL_NCCL(CommAbort);
   if (!real) return ncclSystemError;
   emit_comm_end(comm, CommEnd::abort);
-  return real(comm);
+  return end_of(comm, [&] { return real(comm); });
 }
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "injector/nccl/nccl_comm_info.h"
 #include "injector/nccl/nccl_source.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
@@ -18,19 +19,20 @@ struct GroupState {
   uint64_t id = 0;
   int held = 0;
   CollectiveEvent events[kMaxHeld];
+  CommInfo* comms[kMaxHeld];
   int streams = 0;
   uint64_t stream[kMaxStreams];
   uint32_t slot[kMaxStreams];
   uint32_t correlation = 0;  // pushed to CUPTI around the launching ncclGroupEnd
 };
 
-// Lazily allocated: most threads never open a group, and 60 KiB of TLS each
+// Lazily allocated: most threads never open a group, and 53 KiB of TLS each
 // would be wasteful.
 thread_local GroupState* tl_group DDPSCOPE_TLS = nullptr;
 std::atomic<uint64_t> g_next_group{0};
 
 // Frees the thread's group state when the thread ends (a job whose pool makes
-// short-lived threads would otherwise leak 49 KiB per thread). Touched only
+// short-lived threads would otherwise leak 53 KiB per thread). Touched only
 // when a group state is made, so tl_group itself stays a plain TLS pointer.
 struct GroupReaper {
   ~GroupReaper() {
@@ -67,9 +69,10 @@ void group_started() {
   }
 }
 
-bool hold_in_group(const CollectiveEvent& e) {
+bool hold_in_group(const CollectiveEvent& e, CommInfo* comm) {
   GroupState& g = group();
   if (g.held == kMaxHeld) return false;
+  g.comms[g.held] = comm;
   g.events[g.held++] = e;
   return true;
 }
@@ -109,21 +112,30 @@ void end_group_timers_and_emit() {
   }
   for (int i = 0; i < g.held; ++i) {
     int k = timer ? stream_index(g, g.events[i].stream) : -1;
-    g.events[i].timer = k >= 0 ? g.slot[k] : kNoTimer;
+    g.events[i].timer = k >= 0 && g.slot[k] != kNoTimer ? g.slot[k] : kNoTimer;
     g.events[i].correlation = g.correlation;
-    emit(g.events[i]);
+    g.events[i].seq = g.comms[i] ? next_seq(*g.comms[i]) : 0;
+    if (!emit(g.events[i]) && g.events[i].timer != kNoTimer)
+      timer->release(g.events[i].timer);  // a use no event will make
   }
+  discard_group();
+}
+
+void discard_group() {
+  GroupState& g = group();
   g.held = 0;
   g.streams = 0;
   g.id = 0;
   g.correlation = 0;
 }
 
-void emit(const CollectiveEvent& e) {
-  auto* slot = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective));
-  if (!slot) return;
+bool emit(const CollectiveEvent& e) {
+  auto* slot = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
+                                                   EventClass::comm);
+  if (!slot) return false;
   *slot = e;
   publish_event();
+  return true;
 }
 
 }  // namespace ddpscope::inject::nccl

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "injector/runtime/comm_events.h"
+#include "injector/runtime/comm_registry.h"
 
 namespace ddpscope::inject::nccl {
 
@@ -18,14 +19,20 @@ void group_started();
 template <typename Fn>
 auto group_ended(Fn&& launch);
 
+// Ends the group without emitting: ncclGroupSimulateEnd launches nothing.
+template <typename Fn>
+auto group_simulated(Fn&& simulate);
+
 // Holds a grouped call until the group ends; false if the list is full (then the
-// caller emits it at once, host-timed).
-bool hold_in_group(const CollectiveEvent& e);
+// caller emits it at once, host-timed). Its seq is taken when the group
+// launches, so a simulated group's calls take none.
+bool hold_in_group(const CollectiveEvent& e, CommInfo* comm);
 
 // Plumbing for group_ended: returns true when this ends the outermost group.
 bool leave_group();
 void begin_group_timers();
 void end_group_timers_and_emit();
+void discard_group();
 
 template <typename Fn>
 auto group_ended(Fn&& launch) {
@@ -36,7 +43,15 @@ auto group_ended(Fn&& launch) {
   return rc;
 }
 
-// Writes one collective event into this thread's ring.
-void emit(const CollectiveEvent& e);
+template <typename Fn>
+auto group_simulated(Fn&& simulate) {
+  bool outermost = leave_group();
+  auto rc = simulate();
+  if (outermost) discard_group();
+  return rc;
+}
+
+// Writes one collective event into this thread's ring; false if it was full.
+bool emit(const CollectiveEvent& e);
 
 }  // namespace ddpscope::inject::nccl

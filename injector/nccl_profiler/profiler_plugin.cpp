@@ -107,18 +107,21 @@ void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
   return s;
 }
 
+// A child event takes its parent's lineage; without a parent of ours (a p2p,
+// another process's collective) it knows only its communicator.
+void inherit(Lineage& id, const Lineage* parent, const PluginComm& comm) {
+  if (parent) return id.copy_from(*parent);
+  id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
+  id.seq.store(-1, std::memory_order_relaxed);
+  id.coll_key.store(0, std::memory_order_relaxed);
+}
+
 void* start_op(const PluginComm& comm, void* parent, const ProxyOpDescr& d) {
   OpSlot* s = take(g_ops, "proxy op");
   if (!s) return nullptr;
   s->t_start = clock::ticks();
   CollSlot* coll = d.pid == g_pid ? g_colls.find(parent) : nullptr;
-  if (coll) {
-    s->id.copy_from(coll->id);
-  } else {  // a p2p, or another process's collective: the communicator only
-    s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
-    s->id.seq.store(-1, std::memory_order_relaxed);
-    s->id.coll_key.store(0, std::memory_order_relaxed);
-  }
+  inherit(s->id, coll ? &coll->id : nullptr, comm);
   s->id.channel.store(d.channelId, std::memory_order_relaxed);
   s->id.peer.store(d.peer, std::memory_order_relaxed);
   s->id.is_send.store(d.isSend != 0, std::memory_order_relaxed);
@@ -132,13 +135,8 @@ void* start_step(const PluginComm& comm, void* parent, const ProxyStepDescr& d) 
   StepSlot* s = take(g_steps, "proxy step");
   if (!s) return nullptr;
   s->t_start = clock::ticks();
-  if (OpSlot* op = g_ops.find(parent)) {
-    s->id.copy_from(op->id);
-  } else {
-    s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
-    s->id.seq.store(-1, std::memory_order_relaxed);
-    s->id.coll_key.store(0, std::memory_order_relaxed);
-  }
+  OpSlot* op = g_ops.find(parent);
+  inherit(s->id, op ? &op->id : nullptr, comm);
   s->step = d.step;
   for (auto& t : s->t_state) t.store(0, std::memory_order_relaxed);
   s->bytes.store(0, std::memory_order_relaxed);
@@ -151,13 +149,8 @@ void* start_kernel_ch(const PluginComm& comm, void* parent, const KernelChDescr&
   KernelChSlot* s = take(g_kernel_chs, "kernel channel");
   if (!s) return nullptr;
   s->t_start = clock::ticks();
-  if (CollSlot* coll = g_colls.find(parent)) {
-    s->id.copy_from(coll->id);
-  } else {
-    s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
-    s->id.seq.store(-1, std::memory_order_relaxed);
-    s->id.coll_key.store(0, std::memory_order_relaxed);
-  }
+  CollSlot* coll = g_colls.find(parent);
+  inherit(s->id, coll ? &coll->id : nullptr, comm);
   s->id.channel.store(d.channelId, std::memory_order_relaxed);
   s->gpu_start = d.pTimer;
   s->gpu_stop.store(0, std::memory_order_relaxed);

@@ -1,15 +1,16 @@
 #include "injector/runtime/capture.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
+#include "injector/runtime/identity.h"
 #include "injector/runtime/log.h"
 #include "injector/runtime/rank_file.h"
 #include "injector/runtime/writer.h"
@@ -77,9 +78,28 @@ void install_signal_handlers() {
   }
 }
 
-// A forked child (a DataLoader worker) must never write its parent's events: it
-// inherits copies of the rings but no writer thread. It stays silent.
-void on_fork_child() { g_state.store(int(State::finalized), std::memory_order_relaxed); }
+// Registered when the library loads, so that a fork before recording started
+// is seen too. A child of a running process (a DataLoader worker) must never
+// write its parent's events: it inherits copies of the rings but no writer
+// thread, so it stays silent. A child forked before the parent started has
+// nothing of its parent's: it may start its own runtime, and records only as
+// a rank of its own (identity.h: is_helper_of_parent).
+ForkOrigin g_fork_origin;
+int g_rank_at_fork = -1;
+
+void before_fork() {  // in the parent: its rank as its environment names it now
+  g_rank_at_fork = identity_from_env().rank;
+}
+
+void on_fork_child() {
+  int s = g_state.load(std::memory_order_relaxed);
+  if (s == int(State::not_started)) {
+    g_fork_origin = ForkOrigin{true, g_rank_at_fork};
+    return;
+  }
+  if (s == int(State::starting) || s == int(State::running))
+    g_state.store(int(State::finalized), std::memory_order_relaxed);
+}
 
 void start_runtime() {
   g_owner_pid = getpid();
@@ -88,10 +108,22 @@ void start_runtime() {
   config.flush_ms = std::max(1, std::atoi(std::string(inject_option("DDPSCOPE_FLUSH_MS")).c_str()));
   writer_start(config, g_buffers);
   install_signal_handlers();
-  pthread_atfork(nullptr, nullptr, on_fork_child);
   std::atexit(finalize);
-  int expected = int(State::not_started);
-  g_state.compare_exchange_strong(expected, int(State::running));
+}
+
+// The first hooked call starts the runtime; calls racing it on other threads
+// wait until it runs. No std::call_once: a fork while another thread is
+// inside it would leave the child's flag taken forever.
+bool ensure_started() {
+  int s = g_state.load(std::memory_order_acquire);
+  if (s == int(State::not_started) &&
+      g_state.compare_exchange_strong(s, int(State::starting), std::memory_order_acq_rel)) {
+    start_runtime();
+    s = int(State::starting);  // finalize() may have run meanwhile (exit on another thread)
+    g_state.compare_exchange_strong(s, int(State::running), std::memory_order_acq_rel);
+  }
+  while ((s = g_state.load(std::memory_order_acquire)) == int(State::starting)) sched_yield();
+  return s == int(State::running);
 }
 
 // Hands a dying thread's buffer back for adoption.
@@ -105,14 +137,13 @@ struct ThreadExit {
 __attribute__((constructor)) void on_load() {
   g_load_ns = clock::monotonic_ns();
   g_buffer_events = parse_capacity(inject_option("DDPSCOPE_BUFFER_EVENTS"));
+  pthread_atfork(before_fork, nullptr, on_fork_child);
 }
 
 }  // namespace
 
 ThreadBuffer* attach_thread() {
-  static std::once_flag once;
-  std::call_once(once, start_runtime);
-  if (g_state.load(std::memory_order_relaxed) != int(State::running)) return nullptr;
+  if (!ensure_started()) return nullptr;
   if (getpid() != g_owner_pid) return nullptr;
   tl_tid = uint32_t(syscall(SYS_gettid));
   ThreadBuffer* b = g_buffers->acquire(g_buffer_events, tl_tid);
@@ -136,5 +167,7 @@ void finalize() {
 }
 
 uint64_t dropped_events() { return g_buffers->dropped(); }
+
+const ForkOrigin& fork_origin() { return g_fork_origin; }
 
 }  // namespace ddpscope::inject

@@ -1,8 +1,9 @@
 // The capture runtime every hook goes through. States: not started (library
-// loaded, nothing recorded yet), running, finalized (after exit began, or after
-// a fork in the child), disabled (no usable output). Hooks check one relaxed
-// atomic and a thread-local depth, then write one event into their thread's
-// ring; everything slow happens on the writer thread.
+// loaded, nothing recorded yet), starting (one thread is starting it), running,
+// finalized (after exit began, or in a child forked from a running process),
+// disabled (no usable output). Hooks check one relaxed atomic and a
+// thread-local depth, then write one event into their thread's ring;
+// everything slow happens on the writer thread.
 #pragma once
 
 #include <atomic>
@@ -15,7 +16,7 @@
 
 namespace ddpscope::inject {
 
-enum class State : int { not_started, running, finalized, disabled };
+enum class State : int { not_started, starting, running, finalized, disabled };
 
 extern std::atomic<int> g_state;
 extern thread_local ThreadBuffer* tl_buffer DDPSCOPE_TLS;
@@ -40,17 +41,19 @@ struct ReentrancyGuard {
 ThreadBuffer* attach_thread();
 
 // A slot for one event, or null (ring full: counted as dropped; or no runtime).
-inline Event* reserve_event() {
+// Communication events (EventClass::comm) have a reserve no other kind can
+// take (thread_buffer.h).
+inline Event* reserve_event(EventClass c = EventClass::other) {
   ThreadBuffer* b = tl_buffer;
   if (!b) b = attach_thread();
-  return b ? b->reserve() : nullptr;
+  return b ? b->reserve(c) : nullptr;
 }
 inline void publish_event() { tl_buffer->publish(); }
 
 // The body of a fresh event from `source` (source.h), or null as above.
 template <typename Body>
-inline Body* reserve_event_body(SourceId source, uint8_t kind) {
-  Event* e = reserve_event();
+inline Body* reserve_event_body(SourceId source, uint8_t kind, EventClass c = EventClass::other) {
+  Event* e = reserve_event(c);
   if (!e) return nullptr;
   e->source = source;
   e->kind = kind;
@@ -61,6 +64,15 @@ inline uint32_t thread_id() {
   if (!tl_buffer) attach_thread();
   return tl_tid;
 }
+
+// Where this process came from, when it was forked before recording started
+// in its parent (its runtime starts afresh; see is_helper_of_parent in
+// identity.h for when it records).
+struct ForkOrigin {
+  bool before_start = false;  // forked while the parent's runtime was not started
+  int parent_rank = -1;       // the rank the parent's environment named at the fork
+};
+const ForkOrigin& fork_origin();
 
 // Flush everything and close the rank file. Safe to call twice, from exit
 // handlers, and in a forked child (where it does nothing).

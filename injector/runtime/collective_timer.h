@@ -19,9 +19,14 @@ class CollectiveTimer {
   // Hot path (app threads): mark the start of work on `stream`; returns a slot
   // or UINT32_MAX when no slot is free (the call is then host-timed).
   virtual uint32_t begin(void* stream) = 0;
-  // Hot path: mark the end; `uses` events will read this slot.
+  // Hot path: mark the end; `uses` events will read this slot, and each
+  // release it once (a hook whose event never made it to the ring too).
   virtual void end(uint32_t slot, void* stream, int uses) = 0;
-  // Writer thread: never blocks on the app's streams.
+  // Hot path: `stream` is being captured into a CUDA graph, so work issued on
+  // it now only runs at the graph's launches.
+  virtual bool capturing(void* stream) = 0;
+  // Writer thread: never blocks on the app's streams. Pending while the work
+  // runs; failed when the driver cannot time it.
   virtual TimerReading poll(uint32_t slot) = 0;
   virtual void release(uint32_t slot) = 0;
   // Writer thread, once per flush before polling: refresh GPU/host clock anchors.

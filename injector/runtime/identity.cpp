@@ -34,4 +34,10 @@ Identity resolve_identity(Identity id) {
   return id;
 }
 
+bool is_helper_of_parent(const Identity& resolved, bool forked_before_start, int parent_rank) {
+  if (!forked_before_start) return false;
+  if (resolved.rank_source == "pid") return true;
+  return resolved.rank_source != "comm" && resolved.rank == parent_rank;
+}
+
 }  // namespace ddpscope::inject

@@ -21,4 +21,12 @@ Identity identity_from_env();
 // Completes `id` at the moment the rank file is opened.
 Identity resolve_identity(Identity id);
 
+// A process forked before its parent started recording (fork_origin() in
+// capture.h) is a rank of its own only if it found a rank its parent did not
+// have: one its launcher variable names anew (a fork-based launcher sets RANK
+// in each child) or its own communicator's. One that only inherited its
+// parent's rank, or has none (rank = pid), is its parent's helper (a
+// DataLoader worker) and is not recorded: its file would pose as a rank.
+bool is_helper_of_parent(const Identity& resolved, bool forked_before_start, int parent_rank);
+
 }  // namespace ddpscope::inject

@@ -12,6 +12,9 @@ enum class Notice {
   cuda_timer,
   cupti,
   unknown_dtype,
+  names_full,
+  graph_capture,
+  cupti_buffers,
   misc
 };
 

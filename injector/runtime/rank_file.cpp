@@ -10,6 +10,7 @@
 #include "injector/runtime/capture.h"
 #include "injector/runtime/collective_timer.h"
 #include "injector/runtime/comm_registry.h"
+#include "injector/runtime/counters.h"
 #include "injector/runtime/device_tracer.h"
 #include "injector/runtime/log.h"
 #include "injector/runtime/name_table.h"
@@ -71,8 +72,11 @@ void RankFile::comm_end(const CommEndEvent& e) {
 }
 
 void RankFile::resolve_timers(bool final) {
+  // Only once a hook has used the timer: made earlier (at the first flush, say,
+  // before the job has loaded the CUDA driver) it would stay null for good.
+  if (timed_.empty()) return;
   CollectiveTimer* timer = collective_timer();
-  if (timed_.empty() || !timer) {
+  if (!timer) {
     for (auto& t : timed_) ready_.push_back(t.record);
     timed_.clear();
     return;
@@ -91,6 +95,8 @@ void RankFile::resolve_timers(bool final) {
         t.record.start_ns = r.start_ns;
         t.record.end_ns = r.end_ns;
         t.record.timing = Timing::event;
+      } else {
+        count(Counter::untimed_collectives);  // failed, or unfinished at exit
       }
       timer->release(t.timer);
       ready_.push_back(t.record);
@@ -115,6 +121,9 @@ void RankFile::collect_activities(bool final) {
 
 bool RankFile::open() {
   id_ = resolve_identity(id_);
+  const ForkOrigin& origin = fork_origin();
+  if (is_helper_of_parent(id_, origin.before_start, origin.parent_rank))
+    return false;  // silent, as a child of a running rank is (docs/reliability.md)
   std::error_code ec;
   fs::create_directories(out_dir_, ec);
   // The name is claimed atomically (hosts sharing the directory may race for
@@ -148,9 +157,17 @@ bool RankFile::open() {
 
 void RankFile::fail(const char* what) {
   notice_once(Notice::write_failed, "%s; recording stops, the job runs on", what);
+  stop_recording();
+  writer_.reset();
+}
+
+// Nothing more can be written: the hooks pass calls through from now on, and
+// CUPTI, which would go on tracing every kernel and API call of the job for
+// nobody, stops (after handing back its buffers).
+void RankFile::stop_recording() {
   failed_ = true;
   g_state.store(int(State::disabled), std::memory_order_relaxed);
-  writer_.reset();
+  if (DeviceTracer* tracer = device_tracer()) tracer->stop();
 }
 
 // Rows of the rank's own tables: the rank is known only at write time.
@@ -187,6 +204,7 @@ void RankFile::write() {
     write_rows(g.kernels);
   }
   write_rows(kernels_);
+  write_counts();
   if (device_tracer()) {
     writer_->put_meta("cupti_dropped_records", std::to_string(cupti_dropped_));
     writer_->put_meta("cupti_overhead_ns", std::to_string(cupti_overhead_ns_));
@@ -197,6 +215,17 @@ void RankFile::write() {
   write_resolutions();
   writer_->put(p);
   writer_->commit();
+}
+
+// What was seen but not recorded in full (counters.h), as meta `count:<name>`;
+// written once non-zero, so a file without them had nothing to say.
+void RankFile::write_counts() {
+  auto put = [&](const char* name, uint64_t n) {
+    if (n) writer_->put_meta(std::string("count:") + name, std::to_string(n));
+  };
+  put("dropped_comm_events", buffers_->dropped_comm());
+  for (int c = 0; c < int(Counter::count_of_counters); ++c)
+    put(counter_name(Counter(c)), counter_value(Counter(c)));
 }
 
 // Where each hook's calls went (symbols.h), new ones since the last flush.
@@ -224,8 +253,7 @@ void RankFile::flush(bool final) {
                      !linked_.empty() || !kernels_.empty();
   if (!failed_ && (writer_ || have_events)) {
     if (!writer_ && !open()) {
-      failed_ = true;
-      g_state.store(int(State::disabled), std::memory_order_relaxed);
+      stop_recording();
     } else {
       try {
         write();

@@ -47,11 +47,13 @@ class RankFile : public Rows {
   void collect_activities(bool final);
   void write_collective(CollectiveRecord& c);
   void write_resolutions();
+  void write_counts();
   template <typename Record>
   void write_rows(std::vector<Record>& rows);
   bool open();
   void write();
   void fail(const char* what);
+  void stop_recording();
 
   std::string out_dir_;
   BufferRegistry* buffers_;

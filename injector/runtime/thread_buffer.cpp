@@ -7,6 +7,7 @@ namespace ddpscope::inject {
 ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid)
     : tid_(tid),
       capacity_(capacity_pow2),
+      other_limit_(capacity_pow2 - capacity_pow2 / 4),
       mask_(capacity_pow2 - 1),
       // Value-initialised: every page is touched now, at thread attach, so the
       // hot path never takes a first-touch page fault.
@@ -39,6 +40,12 @@ BufferRegistry::~BufferRegistry() {
 uint64_t BufferRegistry::dropped() const {
   uint64_t d = 0;
   for (int i = 0; i < size(); ++i) d += at(i)->dropped();
+  return d;
+}
+
+uint64_t BufferRegistry::dropped_comm() const {
+  uint64_t d = 0;
+  for (int i = 0; i < size(); ++i) d += at(i)->dropped_comm();
   return d;
 }
 

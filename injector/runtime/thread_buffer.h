@@ -3,8 +3,12 @@
 // store; the writer thread drains with acquire loads. No lock, no allocation,
 // no syscall on the producer side.
 //
-// Overflow policy: kDropNewest. When a ring is full the new event is dropped and
-// counted (processes.dropped_events); the app is never blocked by the profiler.
+// Overflow policy: kDropNewest, with a reserve for communication. When a ring
+// is full the new event is dropped and counted (processes.dropped_events); the
+// app is never blocked by the profiler. Events of other kinds (NVTX ranges,
+// CUDA waits, NCCL plugin steps) may fill a ring only up to capacity minus a
+// quarter: the last quarter takes communication events alone (collectives,
+// communicators), so a flood of cudaStreamWaitEvent cannot crowd them out.
 #pragma once
 
 #include <atomic>
@@ -18,17 +22,23 @@ namespace ddpscope::inject {
 enum class OverflowPolicy { kDropNewest };
 constexpr OverflowPolicy kOverflowPolicy = OverflowPolicy::kDropNewest;
 
+// Which budget an event draws on: communication may use the whole ring, the
+// rest all but the reserve.
+enum class EventClass : uint8_t { other, comm };
+
 class ThreadBuffer {
  public:
   ThreadBuffer(uint32_t capacity_pow2, uint32_t tid);
 
   // Producer side (owning thread only).
-  Event* reserve() {
+  Event* reserve(EventClass c = EventClass::other) {
     uint64_t h = head_.load(std::memory_order_relaxed);
-    if (h - cached_tail_ >= capacity_) {
+    uint64_t limit = c == EventClass::comm ? capacity_ : other_limit_;
+    if (h - cached_tail_ >= limit) {
       cached_tail_ = tail_.load(std::memory_order_acquire);
-      if (h - cached_tail_ >= capacity_) {
-        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      if (h - cached_tail_ >= limit) {
+        std::atomic<uint64_t>& d = c == EventClass::comm ? dropped_comm_ : dropped_;
+        d.store(d.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return nullptr;
       }
     }
@@ -48,7 +58,9 @@ class ThreadBuffer {
     return h - t;
   }
 
-  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Events dropped, all kinds; and of those, communication events.
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed) + dropped_comm(); }
+  uint64_t dropped_comm() const { return dropped_comm_.load(std::memory_order_relaxed); }
   uint32_t tid() const { return tid_; }
   bool empty() const {
     return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed);
@@ -62,10 +74,11 @@ class ThreadBuffer {
  private:
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t cached_tail_ = 0;
-  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> dropped_{0}, dropped_comm_{0};
   uint32_t tid_;
   alignas(64) std::atomic<uint64_t> tail_{0};
   const uint64_t capacity_;
+  const uint64_t other_limit_;  // capacity_ less the communication reserve
   const uint64_t mask_;
   const std::unique_ptr<Event[]>
       slots_;  // a buffer lives as long as the process; tests free theirs
@@ -87,6 +100,7 @@ class BufferRegistry {
   int size() const { return count_.load(std::memory_order_acquire); }
   ThreadBuffer* at(int i) const { return buffers_[i].load(std::memory_order_acquire); }
   uint64_t dropped() const;
+  uint64_t dropped_comm() const;
 
  private:
   std::atomic<ThreadBuffer*> buffers_[kMaxThreads] = {};

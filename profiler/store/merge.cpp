@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -67,6 +68,12 @@ void write_meta(Connection& out, const std::vector<Input>& inputs) {
     from += (from.empty() ? "" : " ") + fs::path(in.path).filename().string();
   meta["merged_from"] = from;
   meta.erase("host");  // per rank: see processes.host
+  // Per-rank counts (`count:<name>`, the injector's) are summed over the ranks.
+  std::map<std::string, uint64_t> counts;
+  for (const auto& in : inputs)
+    for (const auto& [k, v] : in.meta)
+      if (k.rfind("count:", 0) == 0) counts[k] += std::strtoull(v.c_str(), nullptr, 10);
+  for (const auto& [k, n] : counts) meta[k] = std::to_string(n);
   Transaction tx(out);
   Statement st(out, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
   for (const auto& [k, v] : meta) {

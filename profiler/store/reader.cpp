@@ -1,6 +1,7 @@
 #include "profiler/store/reader.h"
 
 #include <filesystem>
+#include <string_view>
 
 #include "profiler/store/schema.h"
 
@@ -40,6 +41,30 @@ RunReader::RunReader(const std::string& path) {
 
 RunReader::~RunReader() = default;
 
+std::string RunReader::filter_sql(const TableSpec& t) const {
+  if (filter_.all() || !t.per_rank) return "";
+  std::string sql;
+  auto add = [&](const std::string& c) { sql += (sql.empty() ? "" : " AND ") + c; };
+  if (!filter_.ranks.empty()) {
+    std::string in;
+    for (int r : filter_.ranks) in += (in.empty() ? "" : ",") + std::to_string(r);
+    add("rank IN (" + in + ")");
+  }
+  const char* time = nullptr;
+  for (const auto& c : t.columns)
+    if (std::string_view(c.name) == "host_start_ns" ||
+        (!time && std::string_view(c.name) == "start_ns"))
+      time = c.name;
+  if (time && std::string_view(t.name) != "processes") {
+    std::string col(time);
+    if (filter_.since_ns != INT64_MIN)
+      add("(" + col + " IS NULL OR " + col + " >= " + std::to_string(filter_.since_ns) + ")");
+    if (filter_.until_ns != INT64_MAX)
+      add("(" + col + " IS NULL OR " + col + " < " + std::to_string(filter_.until_ns) + ")");
+  }
+  return sql;
+}
+
 std::map<std::string, std::string> RunReader::meta() {
   std::map<std::string, std::string> m;
   Statement s(*conn_, "SELECT key, value FROM meta");
@@ -67,7 +92,10 @@ std::vector<CollectiveRecord> RunReader::collectives(const std::string& where) {
 }
 
 int64_t RunReader::count(const std::string& table) {
-  Statement s(*conn_, "SELECT count(*) FROM " + table);
+  std::string where;
+  for (const TableSpec* t : tables())
+    if (table == t->name) where = filter_sql(*t);
+  Statement s(*conn_, "SELECT count(*) FROM " + table + (where.empty() ? "" : " WHERE " + where));
   return s.step() ? s.int64(0) : 0;
 }
 

@@ -3,6 +3,8 @@
 // schema's meaning lives in one place.
 #pragma once
 
+#include <climits>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,6 +16,17 @@
 #include "profiler/store/sqlite.h"
 
 namespace ddpscope::store {
+
+// A part of a run to look at (`report --ranks`, `--since`, `--until`): every
+// per-rank table read through the reader keeps only these ranks' rows, and
+// every table of events (a `host_start_ns` or `start_ns` column; not
+// `processes`) only rows that start inside [since_ns, until_ns) on the
+// file's timeline. Rows without a start time are kept.
+struct RunFilter {
+  std::vector<int> ranks;  // empty: every rank
+  int64_t since_ns = INT64_MIN, until_ns = INT64_MAX;
+  bool all() const { return ranks.empty() && since_ns == INT64_MIN && until_ns == INT64_MAX; }
+};
 
 class RunReader {
  public:
@@ -44,14 +57,21 @@ class RunReader {
   void for_each_collective(const std::function<void(const CollectiveRecord&)>& fn,
                            const std::string& where = "");
   std::vector<CollectiveRecord> collectives(const std::string& where = "");
-  int64_t count(const std::string& table);
+  int64_t count(const std::string& table);  // rows the filter keeps
 
   Connection& connection() { return *conn_; }
   int schema_version() const { return version_; }
 
+  void set_filter(RunFilter f) { filter_ = std::move(f); }
+  const RunFilter& filter() const { return filter_; }
+
  private:
+  // The filter's SQL condition for table `t` ("" when it keeps everything).
+  std::string filter_sql(const TableSpec& t) const;
+
   std::unique_ptr<Connection> conn_;
   int version_ = 0;
+  RunFilter filter_;
 };
 
 template <typename Record>
@@ -60,7 +80,11 @@ void RunReader::for_each(const std::function<void(const Record&)>& fn, const std
   const TableSpec& t = Row<Record>::table();
   if (t.since_version > version_) return;  // an older file: the table is not there
   std::string sql = select_sql(t, version_);
-  if (!where.empty()) sql += " WHERE " + where;
+  std::string filtered = filter_sql(t);
+  if (!where.empty() && !filtered.empty())
+    sql += " WHERE (" + where + ") AND " + filtered;
+  else if (!where.empty() || !filtered.empty())
+    sql += " WHERE " + where + filtered;
   if (!order.empty()) sql += " ORDER BY " + order;
   Statement s(*conn_, sql);
   while (s.step()) fn(Row<Record>::read(s));

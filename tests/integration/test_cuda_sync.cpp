@@ -97,3 +97,30 @@ TEST_CASE("CUDA waits through ddpscope record, end to end") {
   CHECK(r.out == plain.out);
   check_the_waits(syncs_in(dir + "/run.db"));
 }
+
+TEST_CASE("a flood of waits never crowds out the collectives after it") {
+  auto dir = testing::temp_dir("cuda-flood");
+  auto env = injected(dir);
+  env["DDPSCOPE_BUFFER_EVENTS"] = "64";  // the smallest ring
+  env["DDPSCOPE_FLUSH_MS"] = "60000";    // not drained before exit
+  env["DDPSCOPE_CUPTI"] = "0";
+  auto r = testing::run({CUDA_FLOOD_WORKLOAD_EXE, "1000", "12"}, env);
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  // 64 slots: the waits may take 48, the last 16 are kept for communication
+  // (one communicator, then 12 collectives).
+  CHECK(db.count("syncs") == 48);
+  CHECK(db.count("collectives") == 12);
+  CHECK(db.count("comms") == 1);
+  CHECK(db.processes().at(0).dropped_events == 1000 - 48);
+  CHECK(db.meta().count("count:dropped_comm_events") == 0);  // written only when some were
+
+  // Collectives beyond the reserve are dropped and counted as such.
+  auto over = testing::temp_dir("cuda-flood-over");
+  env["DDPSCOPE_OUT"] = over;
+  REQUIRE(testing::run({CUDA_FLOOD_WORKLOAD_EXE, "1000", "20"}, env).status == 0);
+  store::RunReader db2(over + "/rank-0.db");
+  CHECK(db2.count("collectives") == 15);
+  CHECK(db2.processes().at(0).dropped_events == 1000 - 48 + 5);
+  CHECK(db2.meta().at("count:dropped_comm_events") == "5");
+}

@@ -185,6 +185,110 @@ TEST_CASE("a forked child never writes its parent's events") {
   CHECK(db.count("collectives") == 2 * 10);
 }
 
+TEST_CASE("a child forked before recording started does not pose as its parent's rank") {
+  auto dir = testing::temp_dir("fork-early");
+  auto env = injected(dir);
+  env["RANK"] = "0";  // the parent's, inherited by its DataLoader-like child
+  auto r = workload({"fork-early"}, env);
+  REQUIRE(r.status == 0);
+  CHECK(files_in(dir) == std::vector<std::string>{"rank-0.db"});
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.count("collectives") == 2 * 10);
+  CHECK(std::to_string(db.processes().at(0).pid) + "\n" == r.out);
+}
+
+TEST_CASE("children of a fork-based launcher, forked before recording, are ranks") {
+  auto dir = testing::temp_dir("fork-ranks");
+  auto r = workload({"fork-ranks", "2"}, injected(dir));
+  REQUIRE(r.status == 0);
+  auto names = files_in(dir);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"rank-0.db", "rank-1.db"});
+  for (int rank = 0; rank < 2; ++rank) {
+    store::RunReader db(dir + "/rank-" + std::to_string(rank) + ".db");
+    CHECK(db.count("collectives") == 3 + rank);
+    CHECK(db.processes().at(0).rank_source == "RANK");
+  }
+}
+
+TEST_CASE("ncclGroupSimulateEnd ends the group, and its calls, never run, are not recorded") {
+  auto dir = testing::temp_dir("simulate");
+  auto r = workload({"simulate"}, injected(dir));
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  auto all = db.collectives();
+  std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.seq < b.seq; });
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].count == 8);
+  CHECK(all[1].count == 16);
+  CHECK(all[2].count == 32);
+  for (size_t i = 0; i < 3; ++i) CHECK(all[i].seq == i);
+  CHECK(all[0].group_id != 0);
+  CHECK(all[1].group_id == 0);  // the simulated groups left no depth behind
+  CHECK(all[2].group_id != 0);
+  CHECK(all[2].group_id != all[0].group_id);
+}
+
+TEST_CASE("a destroyed communicator is forgotten: a new one at its address is another") {
+  auto dir = testing::temp_dir("reuse");
+  auto r = workload({"reuse"}, injected(dir));
+  REQUIRE(r.status == 0);
+  REQUIRE(r.out == "reused\n");  // else this run proves nothing
+  store::RunReader db(dir + "/rank-0.db");
+  auto all = db.collectives();
+  std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.count < b.count; });
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].comm_id != all[1].comm_id);
+  CHECK(all[1].seq == 0);  // the new communicator's first call
+  auto comms = db.comms();
+  REQUIRE(comms.size() == 2);
+  CHECK(comms[0].comm_id != comms[1].comm_id);
+}
+
+TEST_CASE("a non-blocking split is asked about only once NCCL says it is ready") {
+  // Readiness seen by the ncclCommGetAsyncError hook, or only at first use.
+  auto how = GENERATE(as<std::string>{}, "0", "1");
+  INFO("unhooked poll: " << how);
+  auto dir = testing::temp_dir("split-nonblocking-" + how);
+  auto r = workload({"split-nonblocking", how}, injected(dir));
+  REQUIRE(r.status == 0);
+  CHECK(r.out == "last error: ''\n");  // no question NCCL refused, in the job's name
+  store::RunReader db(dir + "/rank-0.db");
+  std::vector<CommRecord> splits;
+  for (auto& c : db.comms())
+    if (c.origin == CommOrigin::split) splits.push_back(c);
+  REQUIRE(splits.size() == 2);
+  std::set<int> ranks;
+  for (auto& c : splits) {
+    CHECK(c.nranks == 2);
+    ranks.insert(c.comm_rank);
+  }
+  CHECK(ranks == std::set<int>{0, 1});
+  auto gathers = db.collectives("op = 'allgather'");
+  REQUIRE(gathers.size() == 2);
+  for (auto& c : gathers) {
+    CHECK(c.nranks == 2);
+    CHECK(c.bytes == 16 * 4 * 2);
+  }
+}
+
+TEST_CASE("a datatype newer than ddpscope knows: one notice, marked and counted") {
+  auto dir = testing::temp_dir("newer-dtype");
+  auto env = injected(dir);
+  env["DDPSCOPE_TESTNCCL_NEWER_DTYPE"] = "1";  // the test library plays a newer NCCL
+  auto r = workload({"newer-dtype"}, env);
+  REQUIRE(r.status == 0);
+  CHECK(r.err ==
+        "ddpscope: NCCL datatype 12 is newer than this ddpscope knows: its calls are recorded "
+        "with dtype 'unknown' and 0 bytes (meta count:unknown_dtype_calls)\n");
+  store::RunReader db(dir + "/rank-0.db");
+  auto unknown = db.collectives("dtype = 'unknown'");
+  REQUIRE(unknown.size() == 2);
+  for (auto& c : unknown) CHECK(c.bytes == 0);
+  CHECK(db.collectives("dtype = 'float32'").at(0).bytes == 16);
+  CHECK(db.meta().at("count:unknown_dtype_calls") == "2");
+}
+
 TEST_CASE("exit status and output pass through unchanged") {
   auto plain = workload({"exit", "7"}, {});
   auto dir = testing::temp_dir("exit");

@@ -10,18 +10,19 @@
 #include <vector>
 
 #include "comm.h"
+#include "config.h"
 #include "group.h"
 #include "injector/nccl/nccl_abi.h"
 #include "op.h"
 #include "profiler_host.h"
 #include "reduce.h"
+#include "sim_info.h"
 
 #define DDPSCOPE_API extern "C" __attribute__((visibility("default")))
 #define DDPSCOPE_WEAK_ALIAS(ret, name, params) \
   DDPSCOPE_API __attribute__((weak, alias("p" #name))) ret name params;
 
 using namespace ddpscope::testnccl;
-using ddpscope::nccl::dtype_size;
 
 namespace {
 
@@ -36,9 +37,20 @@ ncclResult_t reject(ncclResult_t code, const char* why) {
   return code;
 }
 
+// As NCCL's ncclCommEnsureReady: a communicator still being made (a
+// non-blocking split that has not completed) may not be used or queried yet.
+ncclResult_t check_ready(const ncclComm* c) {
+  if (c->async_error == ncclInProgress) {
+    return reject(ncclInvalidArgument,
+                  "Attempt to use communicator before the previous operation returned ncclSuccess");
+  }
+  return ncclSuccess;
+}
+
 ncclResult_t check_comm(const ncclComm* c) {
   if (!is_comm(c)) return reject(ncclInvalidArgument, "invalid communicator");
   if (c->finalized) return reject(ncclInvalidUsage, "communicator was finalized");
+  if (ncclResult_t r = check_ready(c)) return r;
   if (c->async_error != ncclSuccess) {
     return reject(c->async_error, "communicator failed to initialize");
   }
@@ -77,12 +89,16 @@ std::pair<size_t, size_t> blocks(const Request& r) {
   return {0, 0};
 }
 
-// Validates one rank's call, then runs it (or queues it inside a group).
-ncclResult_t enqueue(Request req) {
+// Validates one rank's call, then runs it (or queues it inside a group; or,
+// `wait` false, only registers it).
+ncclResult_t enqueue(Request req, bool wait = true) {
   if (ncclResult_t r = check_comm(req.comm)) return r;
-  const size_t size = dtype_size(req.dtype);
+  const size_t size = element_size(req.dtype);
   if (size == 0) return reject(ncclInvalidArgument, "invalid datatype");
   if (reduces(req.kind) && !valid_op(req.op)) return reject(ncclInvalidArgument, "invalid op");
+  if (reduces(req.kind) && ddpscope::nccl::dtype_size(req.dtype) == 0) {
+    return reject(ncclInvalidArgument, "no reduction for this datatype");  // the newer one
+  }
   if ((rooted(req.kind) || is_p2p(req.kind)) && (req.root < 0 || req.root >= req.comm->nranks)) {
     return reject(ncclInvalidArgument, is_p2p(req.kind) ? "invalid peer" : "invalid root");
   }
@@ -95,7 +111,7 @@ ncclResult_t enqueue(Request req) {
     return reject(ncclInvalidArgument, "null buffer");
   }
   req.device = req.comm->device;
-  return submit(req);
+  return submit(req, wait);
 }
 
 Request make(Kind kind, ncclComm_t comm, const void* send, void* recv, size_t count,
@@ -220,7 +236,26 @@ DDPSCOPE_API ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, nc
   req.color = color;
   req.key = key;
   req.newcomm = newcomm;
-  return enqueue(req);
+  if (!nonblocking(config) || in_group()) return enqueue(req);
+  // Non-blocking (config.blocking = 0): the handle comes back at once, in
+  // progress until every rank has called; ncclCommGetAsyncError says when.
+  if (color == DDPSCOPE_NCCL_SPLIT_NOCOLOR) {
+    *newcomm = nullptr;
+    return enqueue(req, false);
+  }
+  auto* placeholder = new ncclComm;
+  placeholder->rank = -1;
+  placeholder->nranks = 0;
+  placeholder->device = comm->device;
+  placeholder->async_error = ncclInProgress;
+  req.placeholder = placeholder;
+  *newcomm = placeholder;
+  if (ncclResult_t r = enqueue(req, false)) {
+    *newcomm = nullptr;
+    delete placeholder;
+    return r;
+  }
+  return ncclInProgress;
 }
 DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclCommSplit,
                     (ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
@@ -256,6 +291,7 @@ DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclCommAbort, (ncclComm_t comm))
 
 DDPSCOPE_API ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
   if (!is_comm(comm) || !count) return reject(ncclInvalidArgument, "invalid argument");
+  if (ncclResult_t r = check_ready(comm)) return r;
   *count = comm->nranks;
   return ncclSuccess;
 }
@@ -263,6 +299,7 @@ DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclCommCount, (const ncclComm_t comm, int* co
 
 DDPSCOPE_API ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int* device) {
   if (!is_comm(comm) || !device) return reject(ncclInvalidArgument, "invalid argument");
+  if (ncclResult_t r = check_ready(comm)) return r;
   *device = comm->device;
   return ncclSuccess;
 }
@@ -270,6 +307,7 @@ DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclCommCuDevice, (const ncclComm_t comm, int*
 
 DDPSCOPE_API ncclResult_t pncclCommUserRank(const ncclComm_t comm, int* rank) {
   if (!is_comm(comm) || !rank) return reject(ncclInvalidArgument, "invalid argument");
+  if (ncclResult_t r = check_ready(comm)) return r;
   *rank = comm->rank;
   return ncclSuccess;
 }
@@ -393,3 +431,20 @@ DDPSCOPE_API ncclResult_t pncclGroupEnd() {
   return r;
 }
 DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclGroupEnd, ())
+
+// As NCCL: without a simInfo it is ncclGroupEnd. With one, the group ends (its
+// depth drops even when simInfo is refused); at the outermost level its
+// operations are estimated into simInfo, never run.
+DDPSCOPE_API ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  if (!simInfo) return pncclGroupEnd();
+  auto* info = reinterpret_cast<SimInfo*>(simInfo);
+  float estimated = info->estimatedTime;
+  const ncclResult_t r = group_simulate_end(info->magic == kSimInfoMagic, &estimated);
+  if (r != ncclSuccess) {
+    t_last_error = "group failed";
+    return r;
+  }
+  info->estimatedTime = estimated;
+  return ncclSuccess;
+}
+DDPSCOPE_WEAK_ALIAS(ncclResult_t, ncclGroupSimulateEnd, (ncclSimInfo_t * simInfo))

@@ -2,6 +2,7 @@
 // ncclUniqueId rendezvous that joins rank-threads into one communicator.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -47,7 +48,9 @@ struct ncclComm {
   int device = 0;
   // Set once the rendezvous completes, by whichever rank completes it.
   std::shared_ptr<ddpscope::testnccl::CommShared> shared;
-  ncclResult_t async_error = ncclSuccess;  // a deferred init that failed
+  // A deferred init that failed, or ncclInProgress while a non-blocking split
+  // that returned this handle has not completed.
+  std::atomic<ncclResult_t> async_error{ncclSuccess};
   bool finalized = false;
   // NCCL's profiler plugin, when one is loaded (profiler_host.h): this rank's
   // context, the events it asked for, and NCCL's per-function seqNumber.

@@ -30,7 +30,7 @@ Bytes gather_inputs(const std::vector<Request>& parts, size_t bytes) {
 ncclResult_t reduction(const Op& op, size_t elems, Bytes* out) {
   std::vector<const void*> inputs;
   for (const Request& p : op.parts) inputs.push_back(p.send);
-  out->resize(elems * nccl::dtype_size(op.first.dtype));
+  out->resize(elems * element_size(op.first.dtype));
   if (elems == 0) return ncclSuccess;
   return reduce_arrays(inputs, out->data(), elems, op.first.dtype, op.first.op);
 }
@@ -52,7 +52,19 @@ ncclResult_t split(const Op& op) {
     std::vector<int> devices;
     for (const auto& [key, r] : members) devices.push_back(op.parts[r].device);
     const std::vector<ncclComm*> comms = make_comm_group(devices);
-    for (size_t i = 0; i < members.size(); ++i) *op.parts[members[i].second].newcomm = comms[i];
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Request& p = op.parts[members[i].second];
+      if (!p.placeholder) {
+        *p.newcomm = comms[i];
+        continue;
+      }
+      p.placeholder->rank = comms[i]->rank;
+      p.placeholder->nranks = comms[i]->nranks;
+      p.placeholder->device = comms[i]->device;
+      p.placeholder->shared = comms[i]->shared;
+      delete comms[i];
+      p.placeholder->async_error.store(ncclSuccess, std::memory_order_release);  // ready
+    }
   }
   return ncclSuccess;
 }
@@ -63,7 +75,7 @@ ncclResult_t execute(const Op& op) {
   const Request& f = op.first;
   const std::vector<Request>& parts = op.parts;
   const size_t n = parts.size();
-  const size_t bytes = f.count * nccl::dtype_size(f.dtype);  // one rank's block
+  const size_t bytes = f.count * element_size(f.dtype);  // one rank's block
   Bytes tmp;
   switch (f.kind) {
     case Kind::kAllReduce:
@@ -107,7 +119,7 @@ ncclResult_t execute(const Op& op) {
     case Kind::kSend:
     case Kind::kRecv: {
       const Request& s = parts[0];
-      const size_t n_bytes = s.count * nccl::dtype_size(s.dtype);
+      const size_t n_bytes = s.count * element_size(s.dtype);
       if (n_bytes != 0) std::memmove(parts[1].recv, s.send, n_bytes);
       return ncclSuccess;
     }

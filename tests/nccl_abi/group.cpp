@@ -30,7 +30,7 @@ ncclResult_t first_error(ncclResult_t so_far, ncclResult_t next) {
 // Issues every deferred call, then waits: all of this thread's contributions are
 // registered before it blocks, so one thread can drive every rank of a communicator and
 // a ring of sends and receives cannot deadlock.
-ncclResult_t run_group(const std::vector<Deferred>& calls) {
+ncclResult_t run_group(const std::vector<Deferred>& calls, bool simulate) {
   // Communicators first: a group may init a communicator and then use it.
   std::vector<Join> joins;
   ncclResult_t result = ncclSuccess;
@@ -58,6 +58,7 @@ ncclResult_t run_group(const std::vector<Deferred>& calls) {
     }
     return result;
   }
+  if (simulate) return ncclSuccess;  // NCCL launches nothing of a simulated group
   std::vector<Request> reqs;
   for (const Deferred& d : calls) {
     if (!d.init_comm) reqs.push_back(d.req);
@@ -72,7 +73,8 @@ ncclResult_t run_group(const std::vector<Deferred>& calls) {
 
 }  // namespace
 
-ncclResult_t submit(const Request& req) {
+ncclResult_t submit(const Request& req, bool wait_for_it) {
+  if (g_group.depth == 0 && !wait_for_it) return issue(req).error;  // a non-blocking split
   if (g_group.depth == 0) {
     const std::vector<ProfiledLaunch> launches = profiler_launch({req});
     const ncclResult_t result = wait(issue(req));
@@ -93,23 +95,41 @@ void note_group_error(ncclResult_t error) {
   if (g_group.depth > 0) g_group.error = first_error(g_group.error, error);
 }
 
+bool in_group() { return g_group.depth > 0; }
+
 ncclResult_t group_start() {
   ++g_group.depth;
   return ncclSuccess;
 }
 
-ncclResult_t group_end() {
+namespace {
+
+ncclResult_t end_group(bool simulate, float* estimated_us) {
   if (g_group.depth == 0) return ncclInvalidUsage;
   if (--g_group.depth > 0) return ncclSuccess;
   const std::vector<Deferred> calls = std::move(g_group.calls);
-  const ncclResult_t error = g_group.error;
+  ncclResult_t error = g_group.error;
   g_group.calls.clear();
   g_group.error = ncclSuccess;
-  if (error == ncclSuccess) return run_group(calls);
+  if (error == ncclSuccess && simulate && !estimated_us) error = ncclInvalidArgument;
+  if (error == ncclSuccess && simulate) {
+    size_t ops = 0;
+    for (const Deferred& d : calls) ops += d.init_comm == nullptr;
+    *estimated_us = 5.0f * float(ops);  // a nominal 5 us per operation
+  }
+  if (error == ncclSuccess) return run_group(calls, simulate);
   for (const Deferred& d : calls) {
     if (d.init_comm) d.init_comm->async_error = error;
   }
   return error;
+}
+
+}  // namespace
+
+ncclResult_t group_end() { return end_group(false, nullptr); }
+
+ncclResult_t group_simulate_end(bool valid, float* estimated_us) {
+  return end_group(true, valid ? estimated_us : nullptr);
 }
 
 }  // namespace ddpscope::testnccl

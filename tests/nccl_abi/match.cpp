@@ -10,7 +10,7 @@ namespace {
 // instead of corrupting memory or leaving the ranks waiting.
 bool compatible(const Request& a, const Request& b) {
   if (is_p2p(a.kind)) {
-    return a.count * nccl::dtype_size(a.dtype) == b.count * nccl::dtype_size(b.dtype);
+    return a.count * element_size(a.dtype) == b.count * element_size(b.dtype);
   }
   if (a.kind != b.kind) return false;
   if (a.kind == Kind::kSplit) return true;
@@ -61,6 +61,9 @@ Ticket issue(const Request& req) {
   // Last contribution: every other rank's buffers stay valid because their callers are
   // blocked (or inside a group) until this operation is marked done.
   const ncclResult_t result = op->result == ncclSuccess ? execute(*op) : op->result;
+  if (result != ncclSuccess && op->first.kind == Kind::kSplit)  // non-blocking splits fail too
+    for (const Request& p : op->parts)
+      if (p.placeholder) p.placeholder->async_error.store(result, std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(shared->mu);
     op->result = result;

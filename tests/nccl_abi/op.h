@@ -9,7 +9,9 @@
 // inside a group and then wait for all of them.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm.h"
@@ -30,6 +32,19 @@ enum class Kind {
   kSend,
   kRecv,
 };
+
+// Bytes per element. As in NCCL 2.28, values past ncclFloat8e5m2 are no
+// datatype (0) -- unless DDPSCOPE_TESTNCCL_NEWER_DTYPE=1, which plays a newer
+// NCCL with one more datatype: value 12, one byte per element (copied by
+// every op; reductions refuse it, as they refuse other types they cannot add).
+inline size_t element_size(int dtype) {
+  static const bool newer = [] {
+    const char* v = std::getenv("DDPSCOPE_TESTNCCL_NEWER_DTYPE");
+    return v && std::string(v) == "1";
+  }();
+  if (newer && dtype == 12) return 1;
+  return nccl::dtype_size(dtype);
+}
 
 inline bool is_p2p(Kind k) { return k == Kind::kSend || k == Kind::kRecv; }
 
@@ -57,6 +72,9 @@ struct Request {
   int color = 0;
   int key = 0;
   ncclComm_t* newcomm = nullptr;
+  // Non-blocking split: the handle already returned (ncclInProgress), which the
+  // split fills in when it completes, instead of writing *newcomm.
+  ncclComm* placeholder = nullptr;
   int device = 0;  // the caller's device, copied so the executor never reads other handles
 };
 

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "injector/nccl/nccl_abi.h"
+#include "tests/nccl_abi/config.h"
+#include "tests/nccl_abi/sim_info.h"
 
 // nccl_abi.h declares the types only; these are the entry points the application links.
 extern "C" {
@@ -65,6 +67,7 @@ ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int
                       ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclGroupStart();
 ncclResult_t ncclGroupEnd();
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 }
 
 namespace {
@@ -262,16 +265,35 @@ TEST_CASE("version, unique ids and error strings") {
 }
 
 TEST_CASE("every entry point is a strong pnccl symbol with a weak nccl alias") {
-  const std::vector<std::string> names = {"GetVersion",   "GetUniqueId",  "GetErrorString",
-                                          "GetLastError", "CommInitRank", "CommInitRankConfig",
-                                          "CommInitAll",  "CommSplit",    "CommFinalize",
-                                          "CommDestroy",  "CommAbort",    "CommCount",
-                                          "CommCuDevice", "CommUserRank", "CommGetAsyncError",
-                                          "AllReduce",    "Broadcast",    "Bcast",
-                                          "Reduce",       "AllGather",    "ReduceScatter",
-                                          "AlltoAll",     "Gather",       "Scatter",
-                                          "Send",         "Recv",         "GroupStart",
-                                          "GroupEnd"};
+  const std::vector<std::string> names = {"GetVersion",
+                                          "GetUniqueId",
+                                          "GetErrorString",
+                                          "GetLastError",
+                                          "CommInitRank",
+                                          "CommInitRankConfig",
+                                          "CommInitAll",
+                                          "CommSplit",
+                                          "CommFinalize",
+                                          "CommDestroy",
+                                          "CommAbort",
+                                          "CommCount",
+                                          "CommCuDevice",
+                                          "CommUserRank",
+                                          "CommGetAsyncError",
+                                          "AllReduce",
+                                          "Broadcast",
+                                          "Bcast",
+                                          "Reduce",
+                                          "AllGather",
+                                          "ReduceScatter",
+                                          "AlltoAll",
+                                          "Gather",
+                                          "Scatter",
+                                          "Send",
+                                          "Recv",
+                                          "GroupStart",
+                                          "GroupEnd",
+                                          "GroupSimulateEnd"};
   void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);  // the copy this test links
   REQUIRE(lib != nullptr);
   Dl_info info{};
@@ -524,6 +546,77 @@ TEST_CASE("a rank can send to itself inside a group") {
   REQUIRE(ncclGroupEnd() == ncclSuccess);
   CHECK(y == 42);
   ncclCommDestroy(comm);
+}
+
+TEST_CASE("a simulated group estimates its calls and runs none; without simInfo it runs") {
+  ncclComm_t comm;
+  REQUIRE(ncclCommInitAll(&comm, 1, nullptr) == ncclSuccess);
+  const int64_t x = 42;
+  int64_t y = 0;
+  auto sim = ddpscope::testnccl::sim_info_initializer();
+  ncclGroupStart();
+  ncclSend(&x, 1, ncclInt64, 0, comm, kStream);
+  ncclRecv(&y, 1, ncclInt64, 0, comm, kStream);
+  REQUIRE(ncclGroupSimulateEnd(reinterpret_cast<ncclSimInfo_t*>(&sim)) == ncclSuccess);
+  CHECK(y == 0);
+  CHECK(sim.estimatedTime > 0);
+  // A simInfo not made by the initializer: the group ends, failed, nothing run.
+  auto bad = sim;
+  bad.magic = 1;
+  ncclGroupStart();
+  ncclSend(&x, 1, ncclInt64, 0, comm, kStream);
+  ncclRecv(&y, 1, ncclInt64, 0, comm, kStream);
+  CHECK(ncclGroupSimulateEnd(reinterpret_cast<ncclSimInfo_t*>(&bad)) == ncclInvalidArgument);
+  CHECK(y == 0);
+  CHECK(ncclGroupEnd() == ncclInvalidUsage);  // no group left open
+  // Nested: only the outermost end decides; a null simInfo is ncclGroupEnd.
+  ncclGroupStart();
+  ncclGroupStart();
+  ncclSend(&x, 1, ncclInt64, 0, comm, kStream);
+  ncclRecv(&y, 1, ncclInt64, 0, comm, kStream);
+  REQUIRE(ncclGroupSimulateEnd(reinterpret_cast<ncclSimInfo_t*>(&sim)) == ncclSuccess);
+  REQUIRE(ncclGroupSimulateEnd(nullptr) == ncclSuccess);
+  CHECK(y == 42);
+  ncclCommDestroy(comm);
+}
+
+TEST_CASE("a non-blocking split is in progress until every rank has called") {
+  ncclComm_t parent[2], sub[2] = {nullptr, nullptr};
+  REQUIRE(ncclCommInitAll(parent, 2, nullptr) == ncclSuccess);
+  ddpscope::testnccl::ConfigPrefix config{sizeof config, ddpscope::testnccl::kConfigMagic, 22809,
+                                          0};
+  auto* cfg = reinterpret_cast<ncclConfig_t*>(&config);
+  // One thread can drive both ranks: the first call returns before the second.
+  REQUIRE(ncclCommSplit(parent[0], 0, 0, &sub[0], cfg) == ncclInProgress);
+  REQUIRE(sub[0] != nullptr);
+  ncclResult_t state = ncclSuccess;
+  CHECK(ncclCommGetAsyncError(sub[0], &state) == ncclSuccess);
+  CHECK(state == ncclInProgress);
+  int count = -1;
+  CHECK(ncclCommCount(sub[0], &count) == ncclInvalidArgument);  // as NCCL: not ready yet
+  CHECK(std::string(ncclGetLastError(sub[0])).find("before the previous operation") !=
+        std::string::npos);
+  CHECK(ncclCommSplit(parent[1], 0, 1, &sub[1], cfg) == ncclInProgress);
+  for (ncclComm_t c : sub) {
+    CHECK(ncclCommGetAsyncError(c, &state) == ncclSuccess);
+    CHECK(state == ncclSuccess);
+    CHECK(ncclCommCount(c, &count) == ncclSuccess);
+    CHECK(count == 2);
+  }
+  int rank = -1;
+  CHECK(ncclCommUserRank(sub[1], &rank) == ncclSuccess);
+  CHECK(rank == 1);
+  int32_t in[2] = {3, 4}, out[2] = {0, 0};
+  ncclGroupStart();
+  for (int r = 0; r < 2; ++r)
+    ncclAllReduce(&in[r], &out[r], 1, ncclInt32, ncclSum, sub[r], kStream);
+  REQUIRE(ncclGroupEnd() == ncclSuccess);
+  CHECK(out[0] == 7);
+  CHECK(out[1] == 7);
+  for (int r = 0; r < 2; ++r) {
+    ncclCommDestroy(sub[r]);
+    ncclCommDestroy(parent[r]);
+  }
 }
 
 TEST_CASE("split orders ranks by key and inherits devices") {

@@ -148,3 +148,13 @@ TEST_CASE("report: NCCL's choice per bucket and per op and size, with kernel and
   CHECK(with_choice == int(json.at("buckets").size()));
   CHECK(std::filesystem::exists(dir + "/csv/nccl_choices.csv"));
 }
+
+TEST_CASE("record keeps a profiler plugin the user chose, and says what ddpscope then misses") {
+  auto dir = testing::temp_dir("join_theirs");
+  auto r = testing::run({DDPSCOPE_BIN, "record", "-o", dir + "/rec", "--", STATIC_JOB_EXE},
+                        {{"NCCL_PROFILER_PLUGIN", "/nonexistent/libnccl-profiler-theirs.so"}});
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.err, Catch::Contains("ddpscope: keeping your NCCL_PROFILER_PLUGIN "
+                                    "(/nonexistent/libnccl-profiler-theirs.so)"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/rec/run.db"));  // static NCCL: only a plugin sees
+}

@@ -1,5 +1,6 @@
 // The injector's interned names (NVTX domains and range names): one id per
 // distinct string, stable across threads, with long names cut.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
@@ -64,4 +65,53 @@ TEST_CASE("name table: threads interning the same names at once agree") {
   CHECK(distinct.size() == size_t(kNames));
   CHECK(distinct.count(0) == 0);
   CHECK(distinct.count(NameTable::kOverflow) == 0);
+}
+
+TEST_CASE("name table: a flood of new names is bounded, and old names keep their ids") {
+  NameTable t;  // its own table: the flood must not fill the process's
+  uint32_t early = t.intern("nt-flood-early");
+  std::vector<uint32_t> ids;
+  uint32_t accepted = 0;
+  constexpr uint32_t kFlood = NameTable::kCapacity + 1000;  // more than fit, by far
+  for (uint32_t i = 0; i < kFlood; ++i) {
+    uint32_t id = t.intern("nt-flood-" + std::to_string(i));
+    ids.push_back(id);
+    accepted += id != NameTable::kOverflow;
+  }
+  // At most kMaxNames ids (0 is the empty name); probing may refuse a few before.
+  CHECK(accepted + 1 <= NameTable::kMaxNames - 1);
+  CHECK(accepted + 1 >= NameTable::kMaxNames * 99 / 100);
+  CHECK(ids.back() == NameTable::kOverflow);
+  CHECK(t.name(NameTable::kOverflow) == "(too many distinct names)");
+  // What was interned stays interned, and by the same id.
+  CHECK(t.intern("nt-flood-early") == early);
+  for (uint32_t i = 0; i < kFlood; i += 997)
+    if (ids[i] != NameTable::kOverflow) {
+      CHECK(t.intern("nt-flood-" + std::to_string(i)) == ids[i]);
+      CHECK(t.name(ids[i]) == "nt-flood-" + std::to_string(i));
+    }
+}
+
+TEST_CASE("name table: names crowding one neighbourhood are probed a bounded distance") {
+  NameTable t;
+  // 300 names whose probes all start in the first 128 slots: one long cluster.
+  std::vector<std::string> crowd;
+  for (int i = 0; crowd.size() < 300; ++i) {
+    std::string s = "nt-crowd-" + std::to_string(i);
+    if (NameTable::home_of(s) < 128) crowd.push_back(s);
+  }
+  int accepted = 0;
+  for (const auto& s : crowd) accepted += t.intern(s) != NameTable::kOverflow;
+  CHECK(accepted >= 64);  // the cluster's start holds names
+  CHECK(accepted < 300);  // past kMaxProbes from its home, a name is refused
+  // A later name starting in the cluster's first half reads at most
+  // kMaxProbes slots, all taken, and is refused; an unbounded probe would
+  // walk on to the cluster's end.
+  for (int i = 0, seen = 0; seen < 20; ++i) {
+    std::string s = "nt-late-" + std::to_string(i);
+    if (NameTable::home_of(s) >= 64) continue;
+    ++seen;
+    CHECK(t.probes_for(s) <= NameTable::kMaxProbes);
+    CHECK(t.intern(s) == NameTable::kOverflow);
+  }
 }

@@ -3,9 +3,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <stdexcept>
 
 #include "profiler/store/merge.h"
 #include "profiler/store/reader.h"
+#include "profiler/store/run_filter.h"
 #include "profiler/store/schema.h"
 #include "profiler/store/writer.h"
 #include "tests/support/subprocess.h"
@@ -40,9 +43,11 @@ CollectiveRecord sample(int rank, uint64_t seq, int64_t t) {
   return c;
 }
 
-std::string write_rank(const std::string& dir, int rank, int64_t offset, int n) {
+std::string write_rank(const std::string& dir, int rank, int64_t offset, int n,
+                       std::map<std::string, std::string> meta = {}) {
   std::string path = dir + "/rank-" + std::to_string(rank) + ".db";
-  RankWriter w(path, {{"kind", "rank"}, {"timeline", "monotonic"}, {"command_line", "train.py"}});
+  meta.insert({{"kind", "rank"}, {"timeline", "monotonic"}, {"command_line", "train.py"}});
+  RankWriter w(path, meta);
   w.begin();
   CommRecord comm;
   comm.rank = rank;
@@ -136,6 +141,17 @@ TEST_CASE("merge shifts every rank onto wall time and renumbers") {
   // A merged file is not a rank file: merging it again is refused.
   CHECK_THAT(error_of([&] { merge_rank_files({dir + "/run.db"}, dir + "/again.db"); }),
              Catch::Contains("expected one process row"));
+}
+
+TEST_CASE("merge sums the injector's per-rank counts") {
+  auto dir = testing::temp_dir("merge-counts");
+  write_rank(dir, 0, 0, 1, {{"count:dropped_comm_events", "3"}, {"cupti_dropped_records", "5"}});
+  write_rank(dir, 1, 0, 1, {{"count:dropped_comm_events", "4"}, {"count:names_overflowed", "2"}});
+  merge_rank_files(find_rank_files(dir), dir + "/run.db");
+  auto meta = RunReader(dir + "/run.db").meta();
+  CHECK(meta.at("count:dropped_comm_events") == "7");
+  CHECK(meta.at("count:names_overflowed") == "2");
+  CHECK(meta.at("cupti_dropped_records") == "5");  // other keys: the first input's
 }
 
 TEST_CASE("merge refuses two files claiming one rank and leaves nothing behind") {
@@ -265,4 +281,43 @@ TEST_CASE("a v3 rank file (plugin tables without v4's join keys) reads and merge
   CHECK(run.schema_version() == kSchemaVersion);
   CHECK(run.collectives().size() == 2);  // nothing joined or added from a file without keys
   check_row(run);
+}
+
+TEST_CASE("a filtered reader sees only the ranks and the time window asked for") {
+  auto dir = testing::temp_dir("filter");
+  merge_rank_files({write_rank(dir, 0, 0, 10), write_rank(dir, 1, 0, 10)}, dir + "/run.db");
+  RunReader r(dir + "/run.db");
+  r.set_filter(parse_run_filter("1", std::nullopt, std::nullopt, 0));
+  auto procs = r.processes();
+  REQUIRE(procs.size() == 1);
+  CHECK(procs[0].rank == 1);
+  auto colls = r.collectives();
+  CHECK(colls.size() == 10);
+  for (const auto& c : colls) CHECK(c.rank == 1);
+
+  // Collectives start at 0, 1000, ..., 9000 ns: [2 µs, 5 µs) holds 3 per rank.
+  r.set_filter(parse_run_filter("0-1", 2e-6, 5e-6, 0));
+  CHECK(r.collectives().size() == 6);
+  CHECK(r.processes().size() == 2);  // processes are not events: never cut by time
+  r.set_filter({});
+  CHECK(r.collectives().size() == 20);
+}
+
+TEST_CASE("report filters: each bad value is one line naming the flag") {
+  auto error = [](const std::string& ranks, std::optional<double> since,
+                  std::optional<double> until) {
+    try {
+      parse_run_filter(ranks, since, until, 0);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(error("1,,2", {}, {}), Catch::StartsWith("--ranks 1,,2: '' is not a rank"));
+  CHECK_THAT(error("3-1", {}, {}), Catch::Contains("range '3-1' is empty"));
+  CHECK_THAT(error("x", {}, {}), Catch::Contains("'x' is not a rank"));
+  CHECK_THAT(error("", -1.0, {}), Catch::StartsWith("--since: "));
+  CHECK_THAT(error("", 5.0, 2.0), Catch::StartsWith("--until must be later than --since"));
+  CHECK(error("0,2-4,2", 0.0, 1.0).empty());
+  CHECK(parse_run_filter("0,2-4,2", {}, {}, 0).ranks == std::vector<int>{0, 2, 3, 4});
 }

@@ -33,7 +33,7 @@ TEST_CASE("a full ring drops the newest and counts them") {
   ThreadBuffer buf(64, 1);
   int accepted = 0;
   for (int i = 0; i < 100; ++i)
-    if (Event* e = buf.reserve()) {
+    if (Event* e = buf.reserve(EventClass::comm)) {
       e->as<CollectiveEvent>().seq = uint64_t(i);
       buf.publish();
       ++accepted;
@@ -58,4 +58,33 @@ TEST_CASE("orphaned buffers are adopted once drained") {
   CHECK(c == a);
   CHECK(c->tid() == 12);
   CHECK(reg.size() == 2);
+}
+
+TEST_CASE("other kinds fill at most three quarters: communication keeps the rest") {
+  ThreadBuffer buf(64, 1);
+  int other = 0, comm = 0;
+  for (int i = 0; i < 100; ++i)
+    if (buf.reserve(EventClass::other)) buf.publish(), ++other;
+  CHECK(other == 48);
+  for (int i = 0; i < 20; ++i)
+    if (buf.reserve(EventClass::comm)) buf.publish(), ++comm;
+  CHECK(comm == 16);
+  CHECK(buf.dropped() == (100 - 48) + (20 - 16));
+  CHECK(buf.dropped_comm() == 4);
+  // Once drained, other kinds get their share back, still short of the reserve.
+  buf.drain([](const Event&) {});
+  other = 0;
+  for (int i = 0; i < 100; ++i)
+    if (buf.reserve(EventClass::other)) buf.publish(), ++other;
+  CHECK(other == 48);
+}
+
+TEST_CASE("communication may use the whole ring") {
+  ThreadBuffer buf(64, 1);
+  int comm = 0;
+  for (int i = 0; i < 70; ++i)
+    if (buf.reserve(EventClass::comm)) buf.publish(), ++comm;
+  CHECK(comm == 64);
+  CHECK(buf.dropped_comm() == 6);
+  CHECK(buf.reserve(EventClass::other) == nullptr);
 }

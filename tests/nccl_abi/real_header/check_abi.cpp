@@ -51,6 +51,7 @@
   X(ncclRecv) \
   X(ncclGroupStart) \
   X(ncclGroupEnd) \
+  X(ncclGroupSimulateEnd) \
   X(ncclCommInitRank) \
   X(ncclCommInitRankConfig) \
   X(ncclCommInitAll) \
@@ -60,7 +61,8 @@
   X(ncclCommFinalize) \
   X(ncclCommCount) \
   X(ncclCommUserRank) \
-  X(ncclCommCuDevice)
+  X(ncclCommCuDevice) \
+  X(ncclCommGetAsyncError)
 // clang-format on
 
 #define ncclAllReduce real_ncclAllReduce
@@ -76,6 +78,7 @@
 #define ncclRecv real_ncclRecv
 #define ncclGroupStart real_ncclGroupStart
 #define ncclGroupEnd real_ncclGroupEnd
+#define ncclGroupSimulateEnd real_ncclGroupSimulateEnd
 #define ncclCommInitRank real_ncclCommInitRank
 #define ncclCommInitRankConfig real_ncclCommInitRankConfig
 #define ncclCommInitAll real_ncclCommInitAll
@@ -86,6 +89,7 @@
 #define ncclCommCount real_ncclCommCount
 #define ncclCommUserRank real_ncclCommUserRank
 #define ncclCommCuDevice real_ncclCommCuDevice
+#define ncclCommGetAsyncError real_ncclCommGetAsyncError
 namespace real {
 #include DDPSCOPE_REAL_NCCL_H
 }
@@ -102,6 +106,7 @@ namespace real {
 #undef ncclRecv
 #undef ncclGroupStart
 #undef ncclGroupEnd
+#undef ncclGroupSimulateEnd
 #undef ncclCommInitRank
 #undef ncclCommInitRankConfig
 #undef ncclCommInitAll
@@ -112,6 +117,7 @@ namespace real {
 #undef ncclCommCount
 #undef ncclCommUserRank
 #undef ncclCommCuDevice
+#undef ncclCommGetAsyncError
 
 namespace {
 
@@ -173,7 +179,7 @@ static_assert(std::is_trivially_copyable_v<::ncclUniqueId> &&
 // typedefs, which would not compile if they named different types.)
 static_assert(std::is_same_v<::ncclComm_t, real::ncclComm_t>);
 
-// --- ncclConfig_t only ever passes through by pointer: ours must stay
+// --- ncclConfig_t and ncclSimInfo_t only ever pass through by pointer: ours must stay
 // incomplete so that no hook can come to depend on a layout NCCL versions change.
 template <typename T>
 concept complete = requires {
@@ -181,6 +187,8 @@ concept complete = requires {
 };
 static_assert(!complete<::ncclConfig_t>);
 static_assert(complete<real::ncclConfig_t>);
+static_assert(!complete<::ncclSimInfo_t>);
+static_assert(complete<real::ncclSimInfo_t>);
 
 // --- Prototypes: our declaration's type, with each of our types replaced by the
 // real type it was just proven to match, is the real declaration's type.
@@ -209,6 +217,10 @@ struct to_real<::ncclUniqueId> {
 template <>
 struct to_real<::ncclConfig_t> {
   using type = real::ncclConfig_t;
+};
+template <>
+struct to_real<::ncclSimInfo_t> {
+  using type = real::ncclSimInfo_t;
 };
 template <typename T>
 struct to_real<T*> {

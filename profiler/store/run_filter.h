@@ -1,0 +1,25 @@
+// `report --ranks LIST --since S --until S` as a RunFilter (reader.h): the
+// rank list is numbers and ranges ("0,3,8-15"); since/until are seconds after
+// the run's first process started (processes.start_ns). Throws
+// std::invalid_argument with one line naming the flag and what is wrong.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/store/reader.h"
+
+namespace ddpscope::store {
+
+RunFilter parse_run_filter(const std::string& ranks, std::optional<double> since_s,
+                           std::optional<double> until_s, int64_t run_start_ns);
+
+// Throws std::invalid_argument when the filter names ranks and none of them
+// is among `recorded` (sorted): an empty report would look like a bug.
+void check_ranks_exist(const RunFilter& f, const std::vector<int>& recorded);
+
+// The run's first process start on its timeline (0 if unknown).
+int64_t run_start_ns(RunReader& reader);
+
+}  // namespace ddpscope::store
