@@ -64,7 +64,7 @@ RedOp to_redop(int op) {
 
 // Fills the event in place (in the ring slot itself on the common path).
 void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, uint64_t t1,
-              uint32_t timer, uint32_t correlation) {
+              uint32_t timer, uint32_t correlation, uint64_t group, uint32_t tid) {
   e.t_start = t0;
   e.t_end = t1;
   e.count = c.count;
@@ -76,10 +76,10 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
   e.comm_rank = comm ? comm->comm_rank : -1;
   e.stream = reinterpret_cast<uint64_t>(c.stream);
   e.seq = 0;  // taken by the caller: at once, or when the group launches
-  e.group_id = current_group();
+  e.group_id = group;
   e.root = c.root;
   e.peer = c.peer;
-  e.tid = thread_id();
+  e.tid = tid;
   e.timer = timer;
   e.correlation = correlation;
   e.op = c.op;
@@ -103,8 +103,9 @@ void describe(CollectiveEvent& e, const Call& c, CommInfo* comm, uint64_t t0, ui
 template <typename Fn, typename... Args>
 [[gnu::always_inline]] inline ncclResult_t intercept(const Call& c, Fn real, Args... args) {
   if (!real) return ncclSystemError;
-  if (!capturing()) return real(args...);
-  ReentrancyGuard guard;
+  ThreadState& self = this_thread();  // the one TLS address this call takes
+  if (!capturing(self)) return real(args...);
+  ReentrancyGuard guard(self);
   CommInfo* comm = comm_info(c.comm);            // registering a comm starts the device tracer
   CollectiveTimer* device = collective_timer();  // null without the job's CUDA driver
   if (device && __builtin_expect(device->capturing(c.stream), 0)) {
@@ -112,7 +113,8 @@ template <typename Fn, typename... Args>
     if (rc == ncclSuccess || rc == ncclInProgress) captured_into_graph();
     return rc;
   }
-  bool grouped = current_group() != 0;
+  uint64_t group = current_group();
+  bool grouped = group != 0;
   // CUPTI sees the kernels themselves; CUDA events are the fall-back. A
   // grouped call launches at ncclGroupEnd, which brackets the group instead.
   DeviceTracer* tracer = grouped ? nullptr : device_tracer();
@@ -131,7 +133,7 @@ template <typename Fn, typename... Args>
   }
   if (grouped) {
     CollectiveEvent e;
-    describe(e, c, comm, t0, t1, slot, 0);
+    describe(e, c, comm, t0, t1, slot, 0, group, thread_id(self));
     if (!hold_in_group(e, comm)) {
       e.seq = comm ? next_seq(*comm) : 0;
       emit(e);
@@ -139,11 +141,11 @@ template <typename Fn, typename... Args>
     return rc;
   }
   uint64_t seq = comm ? next_seq(*comm) : 0;  // taken even if the ring is full
-  if (auto* ev = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
-                                                     EventClass::comm)) {
-    describe(*ev, c, comm, t0, t1, slot, correlation);
+  if (auto* ev = reserve_event_body<CollectiveEvent>(
+          self, source(), uint8_t(CommEventKind::collective), EventClass::comm)) {
+    describe(*ev, c, comm, t0, t1, slot, correlation, 0, self.tid);
     ev->seq = seq;
-    publish_event();
+    publish_event(self);
   } else if (slot != kNoTimer) {
     timer->release(slot);  // no event will ever read it
   }
@@ -231,14 +233,15 @@ ncclResult_t ncclGroupStart() {
   auto real = DDPSCOPE_REAL_NCCL(GroupStart);
   if (!real) return ncclSystemError;
   ncclResult_t rc = real();
-  if (rc == ncclSuccess && ddpscope::inject::tl_depth == 0) ddpscope::inject::nccl::group_started();
+  if (rc == ncclSuccess && ddpscope::inject::this_thread().depth == 0)
+    ddpscope::inject::nccl::group_started();
   return rc;
 }
 
 ncclResult_t ncclGroupEnd() {
   auto real = DDPSCOPE_REAL_NCCL(GroupEnd);
   if (!real) return ncclSystemError;
-  if (ddpscope::inject::tl_depth != 0) return real();
+  if (ddpscope::inject::this_thread().depth != 0) return real();
   ddpscope::inject::ReentrancyGuard guard;
   return ddpscope::inject::nccl::group_ended([&] { return real(); });
 }
@@ -249,7 +252,7 @@ ncclResult_t ncclGroupEnd() {
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* sim) {
   auto real = DDPSCOPE_REAL_NCCL(GroupSimulateEnd);
   if (!real) return ncclSystemError;
-  if (ddpscope::inject::tl_depth != 0) return real(sim);
+  if (ddpscope::inject::this_thread().depth != 0) return real(sim);
   ddpscope::inject::ReentrancyGuard guard;
   if (!sim) return ddpscope::inject::nccl::group_ended([&] { return real(sim); });
   return ddpscope::inject::nccl::group_simulated([&] { return real(sim); });

@@ -210,7 +210,8 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error) {
   auto real = DDPSCOPE_REAL_NCCL(CommGetAsyncError);
   if (!real) return ncclSystemError;
   ncclResult_t rc = real(comm, async_error);
-  if (rc != ncclSuccess || !async_error || *async_error != ncclSuccess || !comm || tl_depth != 0)
+  if (rc != ncclSuccess || !async_error || *async_error != ncclSuccess || !comm ||
+      this_thread().depth != 0)
     return rc;
   CommInfo* c = comm_registry().find(comm);
   if (c && c->state.load(std::memory_order_acquire) == CommInfo::kPending)

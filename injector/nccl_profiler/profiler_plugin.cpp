@@ -41,7 +41,7 @@ SlotPool<KernelChSlot, 4096> g_kernel_chs;
 std::atomic<int64_t> g_next_coll_key{1};
 pid_t g_pid = 0;  // proxy ops of another process carry parents that are not ours
 
-// NCCL calls us from inside the hooks' real calls (tl_depth > 0), so only the
+// NCCL calls us from inside the hooks' real calls (this_thread().depth > 0), so only the
 // runtime's state decides, not capturing().
 bool recording() { return g_state.load(std::memory_order_relaxed) <= int(State::running); }
 

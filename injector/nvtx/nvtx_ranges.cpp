@@ -13,8 +13,6 @@ namespace {
 
 // 32 deep covers step/forward/backward markers and torch's emit_nvtx op
 // nesting; deeper pushes are counted, not recorded, and still pop in pairs.
-// 512 bytes of TLS keeps the library loadable by dlopen as well (NVTX loads
-// it from NVTX_INJECTION64_PATH when it was not preloaded).
 constexpr int kMaxDepth = 32;
 
 struct OpenRange {
@@ -48,7 +46,7 @@ SourceId source() {
   return id;
 }
 
-// Zero-initialised POD: no TLS constructor, so access is one %fs-relative load.
+// Zero-initialised POD: no TLS constructor, so access is the TLS address alone.
 thread_local RangeStack tl_stack DDPSCOPE_TLS;
 
 // Start/end ranges: slot = id mod kSlots; the slot's id says who owns it

@@ -1,9 +1,10 @@
 // NVTX ranges as ddpscope records them: each closed range becomes one
 // RangeEvent in the closing thread's ring.
 //
-// Push/pop: a fixed-depth stack per thread in initial-exec TLS. NVTX keeps one
-// push/pop stack per domain per thread; we keep one per thread and pop the
-// innermost open range of the domain asked for, which is the same thing.
+// Push/pop: a fixed-depth stack per thread in TLS (capture.h: DDPSCOPE_TLS).
+// NVTX keeps one push/pop stack per domain per thread; we keep one per thread
+// and pop the innermost open range of the domain asked for, which is the same
+// thing.
 // Start/end: ids we hand out, each naming a slot of a fixed lock-free table,
 // so a range may end on another thread (it is recorded with the tid that
 // started it).

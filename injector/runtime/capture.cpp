@@ -20,9 +20,7 @@
 namespace ddpscope::inject {
 
 std::atomic<int> g_state{int(State::not_started)};
-thread_local ThreadBuffer* tl_buffer DDPSCOPE_TLS = nullptr;
-thread_local int tl_depth DDPSCOPE_TLS = 0;
-thread_local uint32_t tl_tid DDPSCOPE_TLS = 0;
+thread_local ThreadState tl_thread DDPSCOPE_TLS;
 
 namespace {
 
@@ -129,8 +127,9 @@ bool ensure_started() {
 // Hands a dying thread's buffer back for adoption.
 struct ThreadExit {
   ~ThreadExit() {
-    if (tl_buffer) tl_buffer->orphaned.store(true, std::memory_order_release);
-    tl_buffer = nullptr;
+    ThreadState& t = this_thread();
+    if (t.buffer) t.buffer->orphaned.store(true, std::memory_order_release);
+    t.buffer = nullptr;
   }
 };
 
@@ -145,8 +144,9 @@ __attribute__((constructor)) void on_load() {
 ThreadBuffer* attach_thread() {
   if (!ensure_started()) return nullptr;
   if (getpid() != g_owner_pid) return nullptr;
-  tl_tid = uint32_t(syscall(SYS_gettid));
-  ThreadBuffer* b = g_buffers->acquire(g_buffer_events, tl_tid);
+  ThreadState& self = this_thread();
+  self.tid = uint32_t(syscall(SYS_gettid));
+  ThreadBuffer* b = g_buffers->acquire(g_buffer_events, self.tid);
   if (!b) {
     notice_once(Notice::buffer_table_full,
                 "more than %d recording threads; further threads unrecorded",
@@ -155,7 +155,7 @@ ThreadBuffer* attach_thread() {
   }
   static thread_local ThreadExit exit_guard;
   (void)exit_guard;
-  tl_buffer = b;
+  self.buffer = b;
   return b;
 }
 

@@ -4,6 +4,7 @@
 // and used only where the job itself loaded the CUDA driver.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace ddpscope::inject {
@@ -33,7 +34,16 @@ class CollectiveTimer {
   virtual void sync_clocks() = 0;
 };
 
-// The process's timer, or null when device timing is unavailable.
-CollectiveTimer* collective_timer();
+// The process's timer, or null when device timing is unavailable. Made at the
+// first call (once the job has loaded the CUDA driver); after that, one load
+// on the hot path.
+CollectiveTimer* make_collective_timer();
+extern std::atomic<bool> g_collective_timer_made;
+extern CollectiveTimer* g_collective_timer;
+
+inline CollectiveTimer* collective_timer() {
+  if (g_collective_timer_made.load(std::memory_order_acquire)) return g_collective_timer;
+  return make_collective_timer();
+}
 
 }  // namespace ddpscope::inject

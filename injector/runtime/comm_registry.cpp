@@ -71,10 +71,7 @@ size_t CommRegistry::used_slots() const {
   return n;
 }
 
-CommRegistry& comm_registry() {
-  static CommRegistry* r = new CommRegistry;  // never destroyed: hooks may run during exit
-  return *r;
-}
+constinit CommRegistry g_comm_registry;
 
 uint64_t fnv1a(const void* data, size_t n, uint64_t h) {
   auto* p = static_cast<const unsigned char*>(data);

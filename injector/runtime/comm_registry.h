@@ -82,7 +82,10 @@ class CommRegistry {
   } first_;
 };
 
-CommRegistry& comm_registry();
+// The process's registry: constant-initialised (no constructor to run, usable
+// from any hook however early) and never destroyed.
+extern CommRegistry g_comm_registry;
+inline CommRegistry& comm_registry() { return g_comm_registry; }
 
 // FNV-1a, for ids that every rank computes alike.
 uint64_t fnv1a(const void* data, size_t n, uint64_t seed = 0xcbf29ce484222325ull);

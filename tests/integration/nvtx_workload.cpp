@@ -5,8 +5,10 @@
 // ended ids, which must be ignored). It prints its thread ids and what NVTX
 // returned, so the test can check both against the database.
 //
-//   nvtx_workload          the ranges above
-//   nvtx_workload deep N   one thread nests N push/pop ranges named "d<level>"
+//   nvtx_workload            the ranges above
+//   nvtx_workload deep N     one thread nests N push/pop ranges named "d<level>"
+//   nvtx_workload hog LIB N  dlopen()s LIB first (static_tls_hog), then deep N
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,6 +56,10 @@ int deep(int n) {
 
 int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[1]) == "deep") return deep(std::stoi(argv[2]));
+  if (argc > 3 && std::string(argv[1]) == "hog") {
+    if (!dlopen(argv[2], RTLD_NOW | RTLD_LOCAL)) return 3;
+    return deep(std::stoi(argv[3]));  // NVTX loads its tool at the first call
+  }
   printf("main %ld\n", tid());
   // step { forward, backward-ü (wide) }
   int step = nvtxRangePushA("step");

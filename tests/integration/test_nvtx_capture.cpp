@@ -116,6 +116,20 @@ TEST_CASE("NVTX nesting deeper than the stack: the outer 32 recorded, levels and
   }
 }
 
+TEST_CASE("loaded only through NVTX_INJECTION64_PATH, after static TLS was used up") {
+  // No LD_PRELOAD (a launcher dropped it): NVTX dlopen()s the library late,
+  // after another library took what glibc keeps free for late initial-exec TLS.
+  auto dir = testing::temp_dir("nvtx-late-dlopen");
+  auto env = nvtx_env(dir);
+  env.erase("LD_PRELOAD");
+  auto r = testing::run({NVTX_WORKLOAD_EXE, "hog", STATIC_TLS_HOG, "3"}, env);
+  REQUIRE(r.status == 0);
+  CHECK(said(r.out)["push"] == "0 1 2");
+  auto ranges = ranges_by_name(dir + "/rank-0.db");
+  CHECK(ranges.size() == 3);
+  CHECK(ranges.count("d2") == 1);
+}
+
 TEST_CASE("DDPSCOPE_NVTX=0: NVTX gets no tool and nothing is recorded") {
   auto dir = testing::temp_dir("nvtx-off");
   auto r = testing::run({NVTX_WORKLOAD_EXE}, nvtx_env(dir, "0"));
