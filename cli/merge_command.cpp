@@ -16,7 +16,7 @@ Run add_merge(CLI::App& app) {
   sub->add_option("-o,--output", *out, "output file [default: DIR/run.db]");
   return [dir, out] {
     auto files = store::find_rank_files(*dir);
-    if (files.empty()) throw UsageError(*dir + ": no rank-*.db files to merge");
+    if (files.empty()) throw InputError(*dir + ": no rank-*.db files to merge");
     std::string target = out->empty() ? (std::filesystem::path(*dir) / "run.db").string() : *out;
     auto s = store::merge_rank_files(files, target);
     std::cout << "merged " << s.ranks << " ranks, " << s.collectives << " collectives -> " << target

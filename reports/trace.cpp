@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "profiler/core/atomic_file.h"
+#include "profiler/core/input_error.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {
@@ -185,7 +186,7 @@ int64_t earliest_ns(store::Connection& db) {
                      "UNION ALL SELECT min(start_ns) FROM kernels "
                      "UNION ALL SELECT min(start_ns) FROM ranges "
                      "UNION ALL SELECT min(start_ns) FROM syncs)");
-  return s.step() && !s.is_null(0) ? s.int64(0) : 0;
+  return s.step() && !s.is_null(0) ? s.time(0) : 0;
 }
 
 void write_collectives(EventWriter& w, Tracks& tracks, store::RunReader& reader) {
@@ -246,7 +247,7 @@ void write_kernels(EventWriter& w, Tracks& tracks, store::Connection& db) {
     bool for_collective = !s.is_null(6);
     Track kind = kernel_track(s.text_view(5), for_collective, name);  // kinds are lower-case
     int64_t tid = tracks.tid(rank, kind, uint64_t(s.int64(1)));
-    std::string& out = w.slice(name, "kernel", rank, tid, s.int64(3), s.time(4));
+    std::string& out = w.slice(name, "kernel", rank, tid, s.time(3), s.time(4));
     arg(out, "device", s.int64(8));
     arg(out, "correlation", s.int64(7));
     if (for_collective) arg(out, "collective_id", s.int64(6));
@@ -267,7 +268,7 @@ void write_host_spans(EventWriter& w, Tracks& tracks, store::Connection& db, con
   while (s.step()) {
     int rank = int(s.int64(0));
     int64_t tid = tracks.tid(rank, kind, uint64_t(s.int64(1)), s.text(5));
-    w.slice(s.text(2), cat, rank, tid, s.int64(3), s.time(4));
+    w.slice(s.text(2), cat, rank, tid, s.time(3), s.time(4));
     w.close();
   }
 }
@@ -297,8 +298,10 @@ class TraceRenderer : public Renderer {
     core::write_atomically(target, [&](std::ostream& os) {
       try {
         render(input.reader, os);
-      } catch (const std::exception& e) {
+      } catch (const InputError& e) {
         // A database error names the database; the user asked about the target.
+        throw InputError(target, e.what());
+      } catch (const std::exception& e) {
         throw std::runtime_error(target + ": " + e.what());
       }
     });

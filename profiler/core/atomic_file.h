@@ -13,14 +13,15 @@
 namespace ddpscope::core {
 
 // Calls `fill` with the temporary path to create (e.g. a SQLite database),
-// then renames it over `path`. On any failure the temporary file is removed,
-// `path` is untouched and the exception goes on; a failed rename becomes
-// std::runtime_error("<path>: <why>").
+// then renames it over `path`. A `path` that cannot take a file (a directory,
+// a missing or read-only folder) throws InputError naming it before `fill`
+// runs. On any failure the temporary file is removed, `path` is untouched and
+// the exception goes on; a failed rename becomes std::runtime_error("<path>: <why>").
 void replace_atomically(const std::string& path,
                         const std::function<void(const std::string& tmp)>& fill);
 
-// Calls `fill` with a stream into the temporary file; throws std::runtime_error
-// ("<path>: <why>") if the file cannot be written.
+// Calls `fill` with a stream into the temporary file; InputError if the file
+// cannot be created, std::runtime_error ("<path>: <why>") if writing fails.
 void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
 
 }  // namespace ddpscope::core

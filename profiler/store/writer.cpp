@@ -8,7 +8,7 @@ namespace ddpscope::store {
 
 RankWriter::RankWriter(const std::string& path, const std::map<std::string, std::string>& meta)
     : path_(path) {
-  if (std::filesystem::exists(path)) throw StoreError(path, "already exists");
+  if (std::filesystem::exists(path)) throw InputError(path, "already exists");
   conn_ = std::make_unique<Connection>(path, Connection::Mode::create);
   // WAL: a committed flush is in the WAL before commit returns, so `kill -9`
   // loses at most the flush in progress.

@@ -74,7 +74,7 @@ void write_text(const std::string& path, const std::string& text) { std::ofstrea
 std::string error_of(const std::function<void()>& fn) {
   try {
     fn();
-  } catch (const StoreError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "";
