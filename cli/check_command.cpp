@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "profiler/core/atomic_file.h"
 #include "profiler/regression/decision.h"
 #include "profiler/regression/metrics.h"
 #include "reports/regression/renderers.h"
@@ -62,6 +63,8 @@ std::vector<regression::RunMetrics> load_side(const std::vector<std::string>& pa
 
 int run_check(const CheckArgs& a) {
   auto options = options_of(a);
+  for (const auto* target : {&a.junit, &a.markdown})
+    if (!target->empty()) core::check_output_path(*target);
   auto result = regression::check(load_side(a.baseline), load_side(a.candidate), options);
   regression::print_check(result, std::cout);
   // A report path that cannot be written is an InputError (core/atomic_file.h),

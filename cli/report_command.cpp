@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "profiler/analysis/analyze.h"
+#include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "reports/renderer.h"
 #include "reports/text_analysis.h"
@@ -18,6 +19,9 @@ struct ReportArgs {
 };
 
 int run_report(const ReportArgs& a) {
+  // Outputs first: a typo in one should not cost a long analysis.
+  for (const auto* target : {&a.html, &a.json, &a.trace})
+    if (!target->empty()) core::check_output_path(*target);
   store::RunReader reader(a.path);
   auto run = analysis::analyze_run(reader);
   if (!a.quiet) {

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <climits>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/rank_env.h"
+#include "profiler/store/reader.h"
 #include "tuner/emulation/emulation_error.h"
 #include "tuner/report/model_report.h"
 #include "tuner/report/tune_json.h"
@@ -96,6 +98,13 @@ int model_tune(const TuneArgs& a, const tuner::SweepSpec& s, const tuner::Worklo
 int run(const TuneArgs& a) {
   auto s = sweep_of(a);
   tuner::check_model_options(a.model);
+  // Outputs before measuring: a sweep takes minutes, a typo should not.
+  for (const auto* target : {&a.json, &a.model.nccl_tuner_config})
+    if (!target->empty()) core::check_output_path(*target);
+  if (!a.db.empty() && !std::filesystem::exists(a.db)) core::check_output_path(a.db);
+  if (!a.db.empty() && std::filesystem::exists(a.db)) store::RunReader{a.db};  // appended to
+  if (a.model.calibrate && !a.model.calibration.empty())
+    core::check_output_path(a.model.calibration);
   const bool launched = !a.worker && rank_env::under_launcher();
   tuner::resolve_topology(s, a.nproc_given, a.dry_run, launched);
   const auto w = tuner::load_workload(a.workload);

@@ -116,11 +116,18 @@ std::vector<SettingResult> measure_sweep(SweepSpec s, const WorkerProgram& progr
   const auto measured = measured_backends(s);  // the model is predicted
   if (measured.empty()) return {};
   auto topology = TopologyEmulation::open(s);  // nullptr without a topology
-  bool own_dir = s.results_dir.empty();
-  if (own_dir) {
+  // Our own results directory goes however the sweep ends.
+  struct OwnDir {
+    std::string path;
+    ~OwnDir() {
+      std::error_code ec;
+      if (!path.empty()) fs::remove_all(path, ec);
+    }
+  } own;
+  if (s.results_dir.empty()) {
     char tmpl[] = "/tmp/ddpscope-tune-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a results directory in /tmp");
-    s.results_dir = tmpl;
+    s.results_dir = own.path = tmpl;
   }
   std::vector<SettingResult> results;
   for (const auto& backend : measured) {
@@ -133,7 +140,6 @@ std::vector<SettingResult> measure_sweep(SweepSpec s, const WorkerProgram& progr
     if (topology) topology->label(part);
     results.insert(results.end(), part.begin(), part.end());
   }
-  if (own_dir) fs::remove_all(s.results_dir);
   return results;
 }
 

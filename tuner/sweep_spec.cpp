@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "profiler/core/rank_launcher.h"
@@ -95,6 +96,10 @@ void check_sweep(const SweepSpec& s) {
     throw InputError("--warmup must be from 0 to " + std::to_string(kMaxIterations));
   if (!is_bucket_cap(s.first_bucket_mb))
     throw InputError("--first-bucket-mb must be " + std::string(kCapRange));
+  std::error_code ec;
+  if (!s.results_dir.empty() && std::filesystem::exists(s.results_dir, ec) &&
+      !std::filesystem::is_directory(s.results_dir, ec))
+    throw InputError("--results-dir", s.results_dir + " exists and is not a directory");
 }
 
 void check_sweep_workload(const SweepSpec& s, const Workload& w) {

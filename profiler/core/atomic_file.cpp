@@ -13,12 +13,8 @@
 namespace fs = std::filesystem;
 
 namespace ddpscope::core {
-namespace {
 
-// An output path the user gave that cannot take a file is a bad flag: say so
-// naming that path, before the temporary file's own error would name the
-// temporary one.
-void check_writable(const std::string& path) {
+void check_output_path(const std::string& path) {
   if (path.empty()) throw InputError("an output path is empty");
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, not a file");
@@ -30,11 +26,9 @@ void check_writable(const std::string& path) {
     throw InputError(path, "cannot write in " + parent.string() + " (" + strerror(errno) + ")");
 }
 
-}  // namespace
-
 void replace_atomically(const std::string& path,
                         const std::function<void(const std::string& tmp)>& fill) {
-  check_writable(path);
+  check_output_path(path);
   const std::string tmp = path + ".tmp-" + std::to_string(getpid());
   std::error_code ec;
   fs::remove(tmp, ec);  // a leftover of a dead process with our pid

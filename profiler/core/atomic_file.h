@@ -12,6 +12,12 @@
 
 namespace ddpscope::core {
 
+// An output path the user gave that cannot take a file (empty, a directory, in
+// a missing or read-only folder) throws InputError naming it. Commands call it
+// for every output before their work, so a typo costs nothing; the writers
+// below call it again before they write.
+void check_output_path(const std::string& path);
+
 // Calls `fill` with the temporary path to create (e.g. a SQLite database),
 // then renames it over `path`. A `path` that cannot take a file (a directory,
 // a missing or read-only folder) throws InputError naming it before `fill`

@@ -7,7 +7,8 @@ garbage, truncated, damaged, foreign or of a newer schema; unreadable files
 negative, NaN, infinite, hexadecimal or too large; garbage topology specs,
 workloads and calibration files; output paths that cannot be written. Each
 must exit 2 with exactly one line on stderr, "ddpscope: ...", naming the file
-or flag, and leave no output (nor a temporary file) behind.
+or flag, print nothing on stdout, and leave no output (nor a temporary file)
+behind. Output paths are refused before any work (an analysis, a sweep).
 
 The databases are real recordings: the fuzz corpus's seeds
 (tests/fuzz/corpus/), a two-rank DDP run and its rank files.
@@ -136,6 +137,8 @@ def cases(f):
     nodir_out = os.path.join(f.nodir, "out.json")
     dry = ["tune", "--dry-run"]
     model = ["tune", "--backend", "model", "--nproc", "2"]
+    small = os.path.join(CORPUS, "fuzz_workload_json", "two_layer_mlp.json")
+    sweep = ["tune", "--workload", small, "--bucket-mb", "1", "--iters", "1", "--warmup", "0"]
     check = ["check", "--baseline", f.run, "--candidate"]
     rows = [
         # report: the run database
@@ -162,6 +165,8 @@ def cases(f):
          f.directory, []),
         ("report --csv: a file", ["report", "-q", f.run, "--csv", f.text_file], f.text_file, []),
         ("report: damaged, with --json", ["report", f.damaged, "--json", out], f.damaged, [out]),
+        ("report --html: no such directory, before the analysis",
+         ["report", f.run, "--html", nodir_out], nodir_out, [nodir_out]),
         # merge
         ("merge: missing directory", ["merge", f.missing], f.missing, []),
         ("merge: a file", ["merge", f.text_file], f.text_file, []),
@@ -232,6 +237,16 @@ def cases(f):
         ("tune --model-algorithm unknown", [*dry, "--model-algorithm", "butterfly"],
          "--model-algorithm", []),
         ("tune --json: no such directory", [*dry, "--json", nodir_out], nodir_out, [nodir_out]),
+        # tune: outputs and the results folder, refused before anything is measured
+        ("tune --results-dir: a file", [*sweep, "--results-dir", f.text_file], "--results-dir",
+         []),
+        ("tune -o: garbage database", [*sweep, "-o", f.garbage], f.garbage, []),
+        ("tune -o: no such directory", [*sweep, "-o", nodir_out], nodir_out, [nodir_out]),
+        ("tune --json: a directory", [*sweep, "--json", f.directory], f.directory, []),
+        ("tune --nccl-tuner-config: no such directory",
+         [*model, "--nccl-tuner-config", nodir_out], nodir_out, [nodir_out]),
+        ("tune --calibrate into no such directory",
+         [*sweep, "--calibrate", "--calibration", nodir_out], nodir_out, [nodir_out]),
         # tune: topologies
         ("tune --topology garbage", [*dry, "--topology", "lots"], "lots", []),
         ("tune --topology too many ranks", [*dry, "--topology", "1000000x1000000"],
@@ -294,6 +309,7 @@ class BadInput(unittest.TestCase):
         self.assertEqual(len(lines), 1, f"{argv}: {res.stderr}")
         self.assertTrue(lines[0].startswith("ddpscope: "), lines[0])
         self.assertIn(named, lines[0])
+        self.assertEqual(res.stdout, "", f"{argv}: refused, yet printed results")
         for path in outputs:
             self.assertFalse(os.path.exists(path), f"{argv} left {path}")
         leftovers = [n for n in os.listdir(f.tmp) if ".tmp-" in n]
