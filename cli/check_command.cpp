@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "profiler/core/atomic_file.h"
 #include "profiler/regression/decision.h"
 #include "profiler/regression/metrics.h"
 #include "reports/regression/renderers.h"
@@ -25,24 +26,25 @@ struct CheckArgs {
   std::vector<std::string> baseline, candidate, metrics;
   double tolerance_pct = 5;
   double confidence_pct = 95;
-  size_t min_samples = 5;
+  long long min_samples = 5;  // signed: "-1" is refused, not read as 2^64 - 1
   std::string junit, markdown;
 };
 
 regression::CheckOptions options_of(const CheckArgs& a) {
   regression::CheckOptions o;
   if (!(a.tolerance_pct >= 0 && a.tolerance_pct < 1000))
-    throw UsageError("--tolerance must be a percentage from 0 to 1000");
+    throw InputError("--tolerance must be a percentage from 0 to 1000");
   if (!(a.confidence_pct >= 50 && a.confidence_pct < 100))
-    throw UsageError("--confidence must be a percentage from 50 to below 100");
-  if (a.min_samples < 2) throw UsageError("--min-samples must be at least 2");
+    throw InputError("--confidence must be a percentage from 50 to below 100");
+  if (a.min_samples < 2 || a.min_samples > 1'000'000)
+    throw InputError("--min-samples must be from 2 to 1000000");
   const auto& known = regression::metric_families();
   for (const auto& m : a.metrics)
     if (std::find(known.begin(), known.end(), m) == known.end())
-      throw UsageError("--metric: unknown metric '" + m + "' (metrics: " + metric_list() + ")");
+      throw InputError("--metric: unknown metric '" + m + "' (metrics: " + metric_list() + ")");
   o.tolerance = a.tolerance_pct / 100;
   o.confidence = a.confidence_pct / 100;
-  o.min_samples = a.min_samples;
+  o.min_samples = size_t(a.min_samples);
   o.families = a.metrics;
   return o;
 }
@@ -52,7 +54,7 @@ std::vector<regression::RunMetrics> load_side(const std::vector<std::string>& pa
   for (size_t i = 0; i < paths.size(); ++i) {
     // The same run twice would pass for two runs that agree: less noise than there is.
     if (std::find(paths.begin(), paths.begin() + long(i), paths[i]) != paths.begin() + long(i))
-      throw UsageError(paths[i] +
+      throw InputError(paths[i] +
                        ": given twice on one side (repeated runs must be different runs)");
     for (auto& run : regression::load_run_metrics(paths[i])) out.push_back(std::move(run));
   }
@@ -61,21 +63,15 @@ std::vector<regression::RunMetrics> load_side(const std::vector<std::string>& pa
 
 int run_check(const CheckArgs& a) {
   auto options = options_of(a);
-  regression::CheckResult result;
-  try {
-    result = regression::check(load_side(a.baseline), load_side(a.candidate), options);
-  } catch (const regression::InputError& e) {
-    throw UsageError(e.what());
-  }
+  for (const auto* target : {&a.junit, &a.markdown})
+    if (!target->empty()) core::check_output_path(*target);
+  auto result = regression::check(load_side(a.baseline), load_side(a.candidate), options);
   regression::print_check(result, std::cout);
-  // A report that cannot be written is a bad flag, not a regression (exit 1).
+  // A report path that cannot be written is an InputError (core/atomic_file.h),
+  // not a regression (exit 1).
   auto write = [](auto writer, const regression::CheckResult& r, const std::string& path) {
     if (path.empty()) return;
-    try {
-      writer(r, path);
-    } catch (const std::runtime_error& e) {
-      throw UsageError(e.what());
-    }
+    writer(r, path);
     std::cerr << "ddpscope: wrote " << path << "\n";
   };
   write(regression::write_junit, result, a.junit);

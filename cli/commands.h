@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "profiler/core/input_error.h"
+
 namespace ddpscope::cli {
 
 using Run = std::function<int()>;
@@ -17,9 +19,7 @@ Run add_report(CLI::App& app);
 Run add_tune(CLI::App& app);
 Run add_check(CLI::App& app);
 
-// Thrown for bad input; main prints "ddpscope: <what>" and exits 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// Bad input throws ddpscope::InputError (profiler/core/input_error.h): main
+// prints "ddpscope: <what>" and exits 2.
 
 }  // namespace ddpscope::cli

@@ -3,7 +3,21 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "profiler/store/sqlite.h"
+#include "profiler/core/input_error.h"
+
+namespace {
+
+// A flag given an empty value (`--json ''`, `-o ""`) would otherwise read as
+// a flag not given, or as the current directory.
+void refuse_empty_values(const CLI::App& command) {
+  for (const CLI::Option* o : command.get_options()) {
+    if (o->get_positional() || o->count() == 0 || o->get_expected_max() == 0) continue;
+    for (const auto& value : o->results())
+      if (value.empty()) throw ddpscope::InputError(o->get_name(), "an empty value");
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ddpscope: profile the communication of data-parallel training jobs"};
@@ -44,12 +58,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    for (auto& [sub, run] : commands)
-      if (sub->parsed()) return run();
-  } catch (const ddpscope::cli::UsageError& e) {
-    std::cerr << "ddpscope: " << e.what() << "\n";
-    return 2;
-  } catch (const ddpscope::store::StoreError& e) {
+    for (auto& [sub, run] : commands) {
+      if (!sub->parsed()) continue;
+      refuse_empty_values(*sub);
+      return run();
+    }
+  } catch (const ddpscope::InputError& e) {
+    // The one place bad input becomes its line and exit 2 (input_error.h).
     std::cerr << "ddpscope: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "profiler/core/atomic_file.h"
 #include "profiler/store/merge.h"
 
 namespace ddpscope::cli {
@@ -16,8 +17,9 @@ Run add_merge(CLI::App& app) {
   sub->add_option("-o,--output", *out, "output file [default: DIR/run.db]");
   return [dir, out] {
     auto files = store::find_rank_files(*dir);
-    if (files.empty()) throw UsageError(*dir + ": no rank-*.db files to merge");
+    if (files.empty()) throw InputError(*dir + ": no rank-*.db files to merge");
     std::string target = out->empty() ? (std::filesystem::path(*dir) / "run.db").string() : *out;
+    core::check_output_path(target);
     auto s = store::merge_rank_files(files, target);
     std::cout << "merged " << s.ranks << " ranks, " << s.collectives << " collectives -> " << target
               << "\n";

@@ -18,6 +18,9 @@ namespace fs = std::filesystem;
 namespace ddpscope::cli {
 namespace {
 
+// An hour: a longer interval only risks losing more events to a crash.
+constexpr int kMaxFlushMs = 3'600'000;
+
 struct RecordArgs {
   std::string out_dir;
   int nproc = 0;
@@ -89,9 +92,9 @@ std::string options_help() {
 void check_output_dir(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
-  if (!fs::is_directory(dir, ec)) throw UsageError(dir + ": exists and is not a directory");
+  if (!fs::is_directory(dir, ec)) throw InputError(dir + ": exists and is not a directory");
   if (fs::exists(fs::path(dir) / "run.db") || fs::exists(fs::path(dir) / ".merge-claim"))
-    throw UsageError(dir + ": already holds a recording; choose another -o or remove it");
+    throw InputError(dir + ": already holds a recording; choose another -o or remove it");
 }
 
 // A tool slot the injector fills: NVTX loads its tool from
@@ -159,9 +162,11 @@ void merge_recording(const std::string& dir) {
 }
 
 int run_record(RecordArgs& a) {
-  if (a.command.empty()) throw UsageError("record needs a command after --");
-  if (a.nproc < 0) throw UsageError("--nproc must be at least 1");
-  if (a.flush_ms < 1) throw UsageError("--flush-ms must be at least 1");
+  if (a.command.empty()) throw InputError("record needs a command after --");
+  if (a.nproc < 0 || a.nproc > core::kMaxLocalRanks)
+    throw InputError("--nproc must be from 1 to " + std::to_string(core::kMaxLocalRanks));
+  if (a.flush_ms < 1 || a.flush_ms > kMaxFlushMs)
+    throw InputError("--flush-ms must be from 1 to " + std::to_string(kMaxFlushMs));
   if (a.out_dir.empty()) a.out_dir = default_dir();
   check_output_dir(a.out_dir);
 

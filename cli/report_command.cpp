@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "profiler/analysis/analyze.h"
+#include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/run_filter.h"
 #include "reports/renderer.h"
@@ -23,16 +24,16 @@ struct ReportArgs {
 };
 
 int run_report(const ReportArgs& a) {
+  // Outputs first: a typo in one should not cost a long analysis.
+  for (const auto* target : {&a.html, &a.json, &a.trace})
+    if (!target->empty()) core::check_output_path(*target);
   store::RunReader reader(a.path);
-  try {
-    auto filter = store::parse_run_filter(a.ranks, a.since, a.until, store::run_start_ns(reader));
-    std::vector<int> recorded;
-    for (const auto& p : reader.processes()) recorded.push_back(p.rank);
-    store::check_ranks_exist(filter, recorded);
-    reader.set_filter(filter);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  auto filter = store::parse_run_filter(a.ranks, a.since, a.until, store::run_start_ns(reader));
+  std::vector<int> recorded;
+  for (const auto& p : reader.processes()) recorded.push_back(p.rank);
+  store::check_ranks_exist(filter, recorded);
+  reader.set_filter(filter);
+
   auto run = analysis::analyze_run(reader);
   if (!a.quiet) {
     reports::RunOverview overview;

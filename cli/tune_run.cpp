@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <climits>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/rank_env.h"
+#include "profiler/store/reader.h"
 #include "tuner/emulation/emulation_error.h"
 #include "tuner/report/model_report.h"
 #include "tuner/report/tune_json.h"
@@ -77,7 +79,7 @@ int coordinate(const TuneArgs& a, const tuner::SweepSpec& s, const tuner::Worklo
   std::vector<tuner::SettingResult> results;
   try {
     results = tuner::measure_sweep(s, self_as_worker());
-  } catch (const tuner::emulation::EmulationUnavailable&) {
+  } catch (const InputError&) {
     throw;  // bad input (e.g. no root for --topology): exit 2, not a failed run
   } catch (const std::runtime_error& e) {
     std::cerr << e.what() << "\n";
@@ -95,6 +97,14 @@ int model_tune(const TuneArgs& a, const tuner::SweepSpec& s, const tuner::Worklo
 
 int run(const TuneArgs& a) {
   auto s = sweep_of(a);
+  tuner::check_model_options(a.model);
+  // Outputs before measuring: a sweep takes minutes, a typo should not.
+  for (const auto* target : {&a.json, &a.model.nccl_tuner_config})
+    if (!target->empty()) core::check_output_path(*target);
+  if (!a.db.empty() && !std::filesystem::exists(a.db)) core::check_output_path(a.db);
+  if (!a.db.empty() && std::filesystem::exists(a.db)) store::RunReader{a.db};  // appended to
+  if (a.model.calibrate && !a.model.calibration.empty())
+    core::check_output_path(a.model.calibration);
   const bool launched = !a.worker && rank_env::under_launcher();
   tuner::resolve_topology(s, a.nproc_given, a.dry_run, launched);
   const auto w = tuner::load_workload(a.workload);
@@ -113,19 +123,6 @@ int run(const TuneArgs& a) {
 
 }  // namespace
 
-// The library's bad-input errors are the CLI's usage errors (exit 2).
-int run_tune(const TuneArgs& a) {
-  try {
-    return run(a);
-  } catch (const tuner::SweepInputError& e) {
-    throw UsageError(e.what());
-  } catch (const tuner::WorkloadError& e) {
-    throw UsageError(e.what());
-  } catch (const tuner::TopologyError& e) {
-    throw UsageError(e.what());
-  } catch (const tuner::emulation::EmulationUnavailable& e) {
-    throw UsageError(e.what());
-  }
-}
+int run_tune(const TuneArgs& a) { return run(a); }
 
 }  // namespace ddpscope::cli

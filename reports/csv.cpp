@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "profiler/core/atomic_file.h"
+#include "profiler/core/input_error.h"
 #include "profiler/core/units.h"
 #include "reports/renderer.h"
 
@@ -192,9 +193,9 @@ class CsvRenderer : public Renderer {
   void write(const ReportInput& input, const std::string& target) override {
     std::error_code ec;
     std::filesystem::create_directories(target, ec);
-    if (ec) throw std::runtime_error(target + ": cannot create directory (" + ec.message() + ")");
+    if (ec) throw InputError(target, "cannot create the directory (" + ec.message() + ")");
     if (!std::filesystem::is_directory(target))
-      throw std::runtime_error(target + ": not a directory (CSV output is one file per table)");
+      throw InputError(target, "not a directory (CSV output is one file per table)");
     const auto& run = input.run;
     write_iterations(target, run.iteration_list);
     write_buckets(target, run.buckets);

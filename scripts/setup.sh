@@ -14,6 +14,7 @@ packages=(
   chromium
   libxml2-utils iproute2   # xmllint and ip/tc for the check tests (tests/check)
   python3-venv             # for .venv when the python3 on PATH has no venv module
+  clang-14 libclang-rt-14-dev  # libFuzzer, ASan, UBSan: the fuzz targets (tests/fuzz)
 )
 
 missing=()

@@ -15,8 +15,8 @@ Topology topology_of(const SweepSpec& s) {
   if (s.topology.empty()) return parse_topology("1x" + std::to_string(s.nproc));
   try {
     return parse_topology(s.topology);
-  } catch (const TopologyError& e) {
-    throw SweepInputError(std::string("--topology ") + e.what());
+  } catch (const InputError& e) {
+    throw InputError(std::string("--topology ") + e.what());
   }
 }
 
@@ -24,26 +24,28 @@ model::GpuArch gpu_arch(const std::string& name) {
   if (name == "volta") return model::GpuArch::volta;
   if (name == "ampere") return model::GpuArch::ampere;
   if (name == "hopper") return model::GpuArch::hopper;
-  throw SweepInputError("--gpu: '" + name + "' is not volta, ampere or hopper");
+  throw InputError("--gpu: '" + name + "' is not volta, ampere or hopper");
 }
 
 std::optional<model::Algorithm> algorithm_of(const std::string& name) {
   if (name.empty()) return std::nullopt;
   if (auto a = model::algorithm_named(name)) return a;
-  throw SweepInputError("--model-algorithm: '" + name +
-                        "' is not ring, recursive_doubling, tree or hierarchical");
+  throw InputError("--model-algorithm: '" + name +
+                   "' is not ring, recursive_doubling, tree or hierarchical");
 }
 
-// Every model option, alone and together.
+}  // namespace
+
 void check_model_options(const ModelOptions& o) {
   gpu_arch(o.gpu);
   const bool calibrated = o.calibrate || !o.calibration.empty();
   if (algorithm_of(o.algorithm) && !calibrated)
-    throw SweepInputError(
-        "--model-algorithm: only for a calibrated backend (NCCL chooses its own)");
+    throw InputError("--model-algorithm: only for a calibrated backend (NCCL chooses its own)");
   if (calibrated && !o.nccl_tuner_config.empty())
-    throw SweepInputError("--nccl-tuner-config: only for the NCCL model (no --calibration)");
+    throw InputError("--nccl-tuner-config: only for the NCCL model (no --calibration)");
 }
+
+namespace {
 
 // The calibration to model with: measured now, read from a file, or none (NCCL).
 std::optional<model::Calibration> calibration_for(const SweepSpec& s, const ModelOptions& o,
@@ -52,17 +54,13 @@ std::optional<model::Calibration> calibration_for(const SweepSpec& s, const Mode
   if (o.calibrate) {
     const auto measured = measured_backends(s);
     const std::string backend = measured.empty() ? "gloo" : measured[0];
-    if (backend == "nccl") throw SweepInputError("--calibrate: NCCL is modelled from its priors");
+    if (backend == "nccl") throw InputError("--calibrate: NCCL is modelled from its priors");
     auto c = measure_calibration(s, backend, topology, program);
     if (!o.calibration.empty()) model::save_calibration(o.calibration, c);
     return c;
   }
   if (o.calibration.empty()) return std::nullopt;
-  try {
-    return model::load_calibration(o.calibration);
-  } catch (const model::CalibrationError& e) {
-    throw SweepInputError(e.what());
-  }
+  return model::load_calibration(o.calibration);
 }
 
 // What is modelled: the calibrated backend (under o.algorithm if given) or

@@ -26,6 +26,10 @@ struct ModelOptions {
   std::string algorithm;          // what-if for a calibrated backend
 };
 
+// Every model option, alone and together (InputError naming the flag): also
+// where nothing is modelled (--dry-run), so that a typo is never ignored.
+void check_model_options(const ModelOptions& o);
+
 // True when the sweep asks for predictions or a calibration.
 bool uses_model(const SweepSpec& s, const ModelOptions& o);
 
@@ -42,7 +46,7 @@ struct ModelTune {
 };
 
 // Checks every option before anything is measured (calibrating takes a
-// while, and a mistake should not cost it): TopologyError, SweepInputError.
+// while, and a mistake should not cost it): InputError, InputError.
 // Then calibrates if asked, measures the measured backends through
 // `program`, predicts, and writes the NCCL tuner config if asked.
 ModelTune run_model_tune(const SweepSpec& s, const ModelOptions& o, const Workload& w,

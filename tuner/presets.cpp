@@ -182,7 +182,7 @@ Workload preset_workload(const std::string& name) {
   if (name == "resnet50") return resnet50();
   if (name == "bert-large") return bert_large();
   if (name == "gpt2-medium") return gpt2_medium();
-  throw WorkloadError("unknown preset '" + name + "' (known: resnet50, bert-large, gpt2-medium)");
+  throw InputError("unknown preset '" + name + "' (known: resnet50, bert-large, gpt2-medium)");
 }
 
 }  // namespace ddpscope::tuner

@@ -17,8 +17,8 @@ struct Parser {
   int instance;
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw WorkloadError(path + ": ddp_info of DDP instance " + std::to_string(instance) + ": " +
-                        key + " " + what);
+    throw InputError(path + ": ddp_info of DDP instance " + std::to_string(instance) + ": " + key +
+                     " " + what);
   }
 
   uint64_t number(const std::string& key, const std::string& text) const {

@@ -38,7 +38,7 @@ struct RecordedDdp {
 // bytes (the first on a tie); a later row of a key supersedes an earlier one.
 // nullopt where the run holds no usable account (a v1 file, a job the hook
 // did not see, an instance whose parameters were never written): *why says
-// why. Throws WorkloadError ("<path>: ...") for a value that does not parse.
+// why. Throws InputError ("<path>: ...") for a value that does not parse.
 std::optional<RecordedDdp> recorded_ddp(store::RunReader& reader, const std::string& path,
                                         std::string* why);
 

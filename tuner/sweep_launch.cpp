@@ -89,7 +89,7 @@ std::vector<std::string> worker_arguments(const SweepSpec& s, const std::string&
   return {"--backend",         backend,
           "--workload",        s.workload,
           "--bucket-mb",       size_list(s.bucket_mb),
-          "--first-bucket-mb", std::to_string(s.first_bucket_mb),
+          "--first-bucket-mb", size_list({s.first_bucket_mb}),
           "--iters",           std::to_string(s.replay.iters),
           "--warmup",          std::to_string(s.replay.warmup),
           "--results-dir",     s.results_dir};
@@ -99,14 +99,14 @@ SweepSpec parse_worker_arguments(const std::vector<std::string>& args) {
   std::map<std::string, std::string> v;
   for (size_t i = 0; i + 1 < args.size(); i += 2) v[args[i]] = args[i + 1];
   if (args.size() % 2 || v.size() != 7 || !v.count("--backend") || !v.count("--results-dir"))
-    throw SweepInputError("worker arguments: expected the 7 flags of worker_arguments");
+    throw InputError("worker arguments: expected the 7 flags of worker_arguments");
   SweepSpec s;
   s.backends = parse_backends(v["--backend"]);
   s.workload = v["--workload"];
   s.bucket_mb = parse_bucket_sizes(v["--bucket-mb"]);
-  s.first_bucket_mb = std::stod(v["--first-bucket-mb"]);
-  s.replay.iters = std::stoi(v["--iters"]);
-  s.replay.warmup = std::stoi(v["--warmup"]);
+  s.first_bucket_mb = parse_bucket_cap("--first-bucket-mb", v["--first-bucket-mb"]);
+  s.replay.iters = parse_count("--iters", v["--iters"]);
+  s.replay.warmup = parse_count("--warmup", v["--warmup"]);
   s.results_dir = v["--results-dir"];
   check_sweep(s);
   return s;
@@ -116,11 +116,18 @@ std::vector<SettingResult> measure_sweep(SweepSpec s, const WorkerProgram& progr
   const auto measured = measured_backends(s);  // the model is predicted
   if (measured.empty()) return {};
   auto topology = TopologyEmulation::open(s);  // nullptr without a topology
-  bool own_dir = s.results_dir.empty();
-  if (own_dir) {
+  // Our own results directory goes however the sweep ends.
+  struct OwnDir {
+    std::string path;
+    ~OwnDir() {
+      std::error_code ec;
+      if (!path.empty()) fs::remove_all(path, ec);
+    }
+  } own;
+  if (s.results_dir.empty()) {
     char tmpl[] = "/tmp/ddpscope-tune-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a results directory in /tmp");
-    s.results_dir = tmpl;
+    s.results_dir = own.path = tmpl;
   }
   std::vector<SettingResult> results;
   for (const auto& backend : measured) {
@@ -133,7 +140,6 @@ std::vector<SettingResult> measure_sweep(SweepSpec s, const WorkerProgram& progr
     if (topology) topology->label(part);
     results.insert(results.end(), part.begin(), part.end());
   }
-  if (own_dir) fs::remove_all(s.results_dir);
   return results;
 }
 

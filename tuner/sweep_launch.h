@@ -25,7 +25,7 @@ struct WorkerProgram {
 // --bucket-mb, --first-bucket-mb, --iters, --warmup, --results-dir.
 std::vector<std::string> worker_arguments(const SweepSpec& s, const std::string& backend);
 // The inverse, for worker programs without a flag parser of their own;
-// SweepInputError on anything else.
+// InputError on anything else.
 SweepSpec parse_worker_arguments(const std::vector<std::string>& args);
 
 // Runs every measured backend of `s` on s.nproc local ranks and returns their

@@ -12,17 +12,16 @@ void resolve_topology(SweepSpec& s, bool nproc_given, bool dry_run, bool under_l
   const Topology t = parse_topology(s.topology);
   if (dry_run) return;  // plans only: nothing runs on the topology
   if (under_launcher)
-    throw SweepInputError(
+    throw InputError(
         "--topology emulates a cluster on this machine; under mpirun, srun or "
         "torchrun the ranks are already placed (leave it out)");
   for (const auto& b : s.backends)
     if (b != "gloo" && !is_model_backend(b))
-      throw SweepInputError("--topology: emulated topologies run the gloo backend only, not '" + b +
-                            "'");
+      throw InputError("--topology: emulated topologies run the gloo backend only, not '" + b +
+                       "'");
   if (nproc_given && s.nproc != t.nranks())
-    throw SweepInputError("--nproc " + std::to_string(s.nproc) + " does not match --topology " +
-                          t.name() + " (" + std::to_string(t.nranks()) +
-                          " ranks; leave --nproc out)");
+    throw InputError("--nproc " + std::to_string(s.nproc) + " does not match --topology " +
+                     t.name() + " (" + std::to_string(t.nranks()) + " ranks; leave --nproc out)");
   s.nproc = t.nranks();
 }
 

@@ -16,7 +16,7 @@ namespace ddpscope::tuner {
 
 // Checks s.topology against the rest of the sweep before anything runs, and
 // derives s.nproc from it (or checks that a given nproc matches).
-// TopologyError on a malformed spec, SweepInputError on a combination that
+// InputError on a malformed spec, InputError on a combination that
 // cannot work. No-op without a topology; only the parse for a dry run.
 void resolve_topology(SweepSpec& s, bool nproc_given, bool dry_run, bool under_launcher);
 

@@ -1,5 +1,5 @@
 // Topology specs: the shorthand ("2x2:inter=1gbit") and the JSON file of the
-// same fields. Every problem is a TopologyError of one line that names the
+// same fields. Every problem is an InputError of one line that names the
 // spec or file, because `ddpscope tune` prints it as it is and exits 2.
 #include "tuner/topology.h"
 
@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
+
+#include "tuner/json_file.h"
 
 namespace ddpscope::tuner {
 namespace {
@@ -42,30 +42,30 @@ std::string lower(std::string s) {
 template <size_t N>
 double parse_quantity(const std::string& text, const std::string& what, const Unit (&units)[N],
                       const char* unit_list) {
-  if (text.empty()) throw TopologyError(what + " has no value");
+  if (text.empty()) throw InputError(what + " has no value");
   const char* begin = text.c_str();
   char* end = nullptr;
   errno = 0;
   double value = std::strtod(begin, &end);
   if (end == begin || !std::isdigit(static_cast<unsigned char>(*begin)))
-    throw TopologyError(what + " '" + text + "' does not start with a number");
+    throw InputError(what + " '" + text + "' does not start with a number");
   // strtod also reads hexadecimal ("0x10"), which nobody means here.
   if (text.substr(0, size_t(end - begin)).find_first_not_of("0123456789.eE+-") != std::string::npos)
-    throw TopologyError(what + " '" + text + "' is not a decimal number with a unit");
+    throw InputError(what + " '" + text + "' is not a decimal number with a unit");
   if (errno == ERANGE || !std::isfinite(value))
-    throw TopologyError(what + " '" + text + "' is out of range");
+    throw InputError(what + " '" + text + "' is out of range");
   const std::string unit = lower(end);
-  if (unit.empty()) throw TopologyError(what + " '" + text + "' has no unit (" + unit_list + ")");
+  if (unit.empty()) throw InputError(what + " '" + text + "' has no unit (" + unit_list + ")");
   for (const Unit& u : units)
     if (unit == u.name) return value * u.scale;
-  throw TopologyError(what + " '" + text + "': unknown unit '" + std::string(end) + "' (" +
-                      unit_list + ")");
+  throw InputError(what + " '" + text + "': unknown unit '" + std::string(end) + "' (" + unit_list +
+                   ")");
 }
 
 double parse_bandwidth(const std::string& text, const std::string& what) {
   double gbps = parse_quantity(text, what, kBandwidthScale, kBandwidthUnits);
   // 0 would mean "not limited" in Link; asking for it explicitly is a mistake.
-  if (!(gbps > 0)) throw TopologyError(what + " must be a positive bandwidth, not '" + text + "'");
+  if (!(gbps > 0)) throw InputError(what + " must be a positive bandwidth, not '" + text + "'");
   return gbps;
 }
 
@@ -74,13 +74,13 @@ double parse_latency(const std::string& text, const std::string& what) {
 }
 
 int parse_count(const std::string& text, const std::string& what) {
-  if (text.empty()) throw TopologyError(what + " is missing");
+  if (text.empty()) throw InputError(what + " is missing");
   for (char c : text)
     if (!std::isdigit(static_cast<unsigned char>(c)))
-      throw TopologyError(what + " '" + text + "' is not a whole number");
+      throw InputError(what + " '" + text + "' is not a whole number");
   long n = std::strtol(text.c_str(), nullptr, 10);
-  if (text.size() > 7 || n > kMaxCount) throw TopologyError(what + " '" + text + "' is too large");
-  if (n < 1) throw TopologyError(what + " must be at least 1");
+  if (text.size() > 7 || n > kMaxCount) throw InputError(what + " '" + text + "' is too large");
+  if (n < 1) throw InputError(what + " must be at least 1");
   return int(n);
 }
 
@@ -95,12 +95,19 @@ void set_field(Topology& t, const std::string& key, const std::string& value) {
   else if (key == "intra_lat")
     t.intra.latency_us = parse_latency(value, key);
   else
-    throw TopologyError("unknown field '" + key + "' (" + kFields + ")");
+    throw InputError("unknown field '" + key + "' (" + kFields + ")");
+}
+
+// nranks() is an int: the product is bounded as each count is.
+void check_ranks(const Topology& t) {
+  if (int64_t(t.nodes) * t.ranks_per_node > kMaxCount)
+    throw InputError(std::to_string(t.nodes) + " nodes of " + std::to_string(t.ranks_per_node) +
+                     " ranks are more than " + std::to_string(kMaxCount) + " ranks");
 }
 
 // "4" is one node of four ranks; "2x4" is two nodes of four.
 void parse_shape(Topology& t, const std::string& shape) {
-  if (shape.empty()) throw TopologyError("the shape is missing (NODESxRANKS, e.g. 2x4)");
+  if (shape.empty()) throw InputError("the shape is missing (NODESxRANKS, e.g. 2x4)");
   const size_t x = lower(shape).find('x');
   if (x == std::string::npos) {
     t.ranks_per_node = parse_count(shape, "ranks");
@@ -108,21 +115,22 @@ void parse_shape(Topology& t, const std::string& shape) {
   }
   t.nodes = parse_count(shape.substr(0, x), "nodes");
   t.ranks_per_node = parse_count(shape.substr(x + 1), "ranks per node");
+  check_ranks(t);
 }
 
 void parse_fields(Topology& t, const std::string& fields) {
-  if (fields.empty()) throw TopologyError("nothing after ':' (e.g. :inter=1gbit)");
-  if (fields.back() == ',') throw TopologyError("an empty field after the last comma");
+  if (fields.empty()) throw InputError("nothing after ':' (e.g. :inter=1gbit)");
+  if (fields.back() == ',') throw InputError("an empty field after the last comma");
   std::vector<std::string> seen;
   std::stringstream in(fields);
   for (std::string field; std::getline(in, field, ',');) {
-    if (field.empty()) throw TopologyError("an empty field between commas");
+    if (field.empty()) throw InputError("an empty field between commas");
     const size_t eq = field.find('=');
     if (eq == std::string::npos)
-      throw TopologyError("'" + field + "' is not KEY=VALUE (" + kFields + ")");
+      throw InputError("'" + field + "' is not KEY=VALUE (" + kFields + ")");
     const std::string key = lower(field.substr(0, eq));
     for (const auto& s : seen)
-      if (s == key) throw TopologyError(key + " is given twice");
+      if (s == key) throw InputError(key + " is given twice");
     seen.push_back(key);
     set_field(t, key, field.substr(eq + 1));
   }
@@ -135,46 +143,48 @@ Topology parse_shorthand(const std::string& spec) {
     parse_shape(t, spec.substr(0, colon));
     if (colon != std::string::npos) parse_fields(t, spec.substr(colon + 1));
     return t;
-  } catch (const TopologyError& e) {
-    throw TopologyError("topology '" + spec + "': " + e.what());
+  } catch (const InputError& e) {
+    throw InputError("topology '" + spec + "': " + e.what());
   }
 }
 
 // The JSON file: {"nodes": 2, "ranks_per_node": 4, "inter": "10gbit", ...}.
 Topology parse_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw TopologyError("the top level must be a JSON object");
+  if (!j.is_object()) throw InputError("the top level must be a JSON object");
   Topology t;
   for (const char* key : {"nodes", "ranks_per_node"}) {
-    if (!j.contains(key)) throw TopologyError(std::string(key) + " is missing");
+    if (!j.contains(key)) throw InputError(std::string(key) + " is missing");
     const auto& v = j[key];
     if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > kMaxCount)
-      throw TopologyError(std::string(key) + " must be a whole number from 1 to 1000000");
+      throw InputError(std::string(key) + " must be a whole number from 1 to 1000000");
   }
   t.nodes = j["nodes"].get<int>();
   t.ranks_per_node = j["ranks_per_node"].get<int>();
+  check_ranks(t);
   for (const auto& [key, value] : j.items()) {
     if (key == "nodes" || key == "ranks_per_node" || key == "description") continue;
     if (!value.is_string())
-      throw TopologyError(key + " must be a string with a unit, e.g. \"10gbit\" or \"5us\"");
+      throw InputError(key + " must be a string with a unit, e.g. \"10gbit\" or \"5us\"");
     set_field(t, key, value.get<std::string>());
   }
   return t;
 }
 
-Topology parse_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw TopologyError(path + ": cannot open the file (" + std::strerror(errno) + ")");
+}  // namespace
+
+Topology topology_from_json_text(const std::string& path, const std::string& text) {
+  const nlohmann::json j = parse_json_text(path, text);
   try {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw TopologyError("invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
-    }
     return parse_json(j);
-  } catch (const TopologyError& e) {
-    throw TopologyError(path + ": " + e.what());
+  } catch (const InputError& e) {
+    throw InputError(path, e.what());
   }
+}
+
+namespace {
+
+Topology parse_file(const std::string& path) {
+  return topology_from_json_text(path, read_json_text(path, "topology file"));
 }
 
 // A spec that looks like a path but names nothing gets the file's message, not
@@ -219,8 +229,10 @@ std::string Topology::name() const {
 
 Topology parse_topology(const std::string& spec) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(spec, ec) || looks_like_path(spec)) return parse_file(spec);
-  if (spec.empty()) throw TopologyError("topology '': the spec is empty (e.g. 2x4:inter=10gbit)");
+  if (std::filesystem::is_directory(spec, ec))
+    throw InputError(spec, "is a directory, not a topology file");
+  if (std::filesystem::exists(spec, ec) || looks_like_path(spec)) return parse_file(spec);
+  if (spec.empty()) throw InputError("topology '': the spec is empty (e.g. 2x4:inter=10gbit)");
   return parse_shorthand(spec);
 }
 

@@ -4,8 +4,9 @@
 // Shorthand: "2x2:inter=1gbit" (docs/tuner.md); file: JSON of the same fields.
 #pragma once
 
-#include <stdexcept>
 #include <string>
+
+#include "profiler/core/input_error.h"
 
 namespace ddpscope::tuner {
 
@@ -26,14 +27,12 @@ struct Topology {
   std::string name() const;
 };
 
-// A malformed topology: what() is one line naming the spec or file and the problem.
-struct TopologyError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 // Parses the shorthand or, when `spec` names an existing file, the JSON file.
-// Throws TopologyError.
+// A malformed topology throws InputError: one line naming the spec or file
+// and the problem.
 Topology parse_topology(const std::string& spec);
+// The JSON file's form from its text (`path` names it in messages).
+Topology topology_from_json_text(const std::string& path, const std::string& text);
 
 // The shorthand's units, largest that keeps the number >= 1: "200mbit", "5us".
 std::string format_bandwidth(double gbps);

@@ -2,14 +2,11 @@
 // workload must satisfy however it was made (file, preset, recording).
 #include "tuner/workload.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <sstream>
+
+#include "tuner/json_file.h"
 
 namespace ddpscope::tuner {
 
@@ -30,7 +27,7 @@ double Workload::backward_us() const {
 namespace {
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) {
-  throw WorkloadError(where + ": " + what);
+  throw InputError(where + ": " + what);
 }
 
 std::string param_field(size_t i, const char* field) {
@@ -39,8 +36,11 @@ std::string param_field(size_t i, const char* field) {
 
 // Times are checked here rather than only in JSON: presets and recordings
 // produce workloads too, and a NaN would poison every replay that uses it.
+// The cap (11.6 days per step) keeps every sum of times finite.
+constexpr double kMaxTimeUs = 1e12;
 void check_time(double us, const std::string& where, const std::string& field) {
-  if (!std::isfinite(us) || us < 0) fail(where, field + " must be a non-negative number");
+  if (!(us >= 0 && us <= kMaxTimeUs))
+    fail(where, field + " must be a number of microseconds from 0 to 1e12");
 }
 
 void check_ready_order(const Workload& w, const std::string& where) {
@@ -87,33 +87,6 @@ void validate(const Workload& w, const std::string& where) {
 }
 
 namespace {
-
-// Reads `path` whole; nlohmann's parse errors carry a byte offset, which we keep.
-json read_json(const std::string& path) {
-  std::error_code ec;
-  // A directory opens as an empty stream on Linux; say what it is instead.
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a workload file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open the file (" + std::string(std::strerror(errno)) + ")");
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    // what() is "[json.exception.parse_error.101] parse error at line..., last
-    // read: '...'"; the tail quotes the input, which may hold a newline.
-    std::string msg = e.what();
-    if (auto at = msg.find("] "); at != std::string::npos) msg.erase(0, at + 2);
-    for (char& c : msg)
-      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    fail(path, "invalid JSON at byte " + std::to_string(e.byte) + ": " + msg);
-  } catch (const json::out_of_range& e) {
-    // A number no double holds (1e400): nlohmann says "number overflow parsing".
-    std::string msg = e.what();
-    if (auto at = msg.find("] "); at != std::string::npos) msg.erase(0, at + 2);
-    fail(path, "invalid JSON: " + msg);
-  }
-}
 
 const json& field(const json& object, const char* key, const std::string& where,
                   const std::string& name) {
@@ -173,7 +146,11 @@ std::vector<size_t> parse_ready_order(const json& j, size_t n, const std::string
 }  // namespace
 
 Workload load_workload_json(const std::string& path) {
-  const json j = read_json(path);
+  return workload_from_json_text(path, read_json_text(path, "workload file"));
+}
+
+Workload workload_from_json_text(const std::string& path, const std::string& file_text) {
+  const json j = parse_json_text(path, file_text);
   if (!j.is_object()) fail(path, "the top level must be a JSON object");
   Workload w;
   w.name = text(j, "name", path, "name");

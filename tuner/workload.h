@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "profiler/core/input_error.h"
 #include "profiler/core/vocab.h"
 
 namespace ddpscope::tuner {
@@ -51,22 +51,20 @@ struct Workload {
   double backward_us() const;
 };
 
-// A malformed workload: what() is one line naming the file and the problem.
-struct WorkloadError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// The JSON format of issue #5 / docs/tuner.md. Throws WorkloadError.
+// The JSON format of issue #5 / docs/tuner.md. A malformed workload throws
+// InputError: one line naming the file and the problem.
 Workload load_workload_json(const std::string& path);
+// The same from the file's text (`path` names it in messages).
+Workload workload_from_json_text(const std::string& path, const std::string& text);
 
 // "resnet50", "bert-large", "gpt2-medium": shapes from the published
 // architectures, compute from a FLOP estimate (docs/tuner.md). Throws
-// WorkloadError for an unknown name.
+// InputError for an unknown name.
 Workload preset_workload(const std::string& name);
 std::vector<std::string> preset_names();
 
 // Checks invariants (non-empty, known dtypes, ready_order a permutation);
-// throws WorkloadError prefixed with `where`.
+// throws InputError prefixed with `where`.
 void validate(const Workload& w, const std::string& where);
 
 }  // namespace ddpscope::tuner

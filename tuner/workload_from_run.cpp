@@ -73,9 +73,9 @@ std::optional<Workload> ddp_params(const RecordedDdp& d, const std::string& path
       return std::nullopt;
     }
     if (d.param_bytes[i] == 0 || d.param_bytes[i] % size)
-      throw WorkloadError(path + ": ddp_info: parameter " + std::to_string(i) + " of " +
-                          std::to_string(d.param_bytes[i]) + " bytes is no whole number of " +
-                          d.param_dtypes[i] + " elements");
+      throw InputError(path + ": ddp_info: parameter " + std::to_string(i) + " of " +
+                       std::to_string(d.param_bytes[i]) + " bytes is no whole number of " +
+                       d.param_dtypes[i] + " elements");
     w.params.push_back({"param " + std::to_string(i), d.param_bytes[i] / size, *dtype, 0});
   }
   for (const auto& bucket : d.rebuilt_buckets)
@@ -188,7 +188,7 @@ Workload workload_from_run(const std::string& path) {
   store::RunReader reader(path);
   const auto run = analysis::analyze_run(reader);
   if (run.buckets.empty() || run.iterations.median_ms <= 0)
-    throw WorkloadError(path + ": no DDP iterations detected, nothing to replay");
+    throw InputError(path + ": no DDP iterations detected, nothing to replay");
   std::string why;
   if (const auto d = recorded_ddp(reader, path, &why))
     if (auto w = ddp_params(*d, path, &why)) return from_ddp(path, run, *d, std::move(*w));

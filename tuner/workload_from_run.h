@@ -14,7 +14,7 @@
 
 namespace ddpscope::tuner {
 
-// Throws WorkloadError ("<path>: ...") when the run has no detectable
+// Throws InputError ("<path>: ...") when the run has no detectable
 // iterations, or DDP's account in it does not parse.
 Workload workload_from_run(const std::string& path);
 

@@ -45,7 +45,7 @@ std::vector<Interval> query_intervals(store::RunReader& reader, const std::strin
   std::vector<Interval> out;
   store::Statement st(reader.connection(), sql);
   st.bind(1, int64_t(rank));
-  while (st.step()) out.push_back({st.int64(0), st.int64(1)});
+  while (st.step()) out.push_back({st.time(0), st.time(1)});
   return out;
 }
 
@@ -128,7 +128,8 @@ RankView make_view(store::RunReader& reader, std::vector<Call>& calls, int rank,
   auto steps = union_of(query_intervals(
       reader,
       "SELECT start_ns, end_ns FROM ranges WHERE rank = ? AND (name LIKE 'step%' OR name LIKE "
-      "'iteration%' OR name LIKE 'train_step%') ORDER BY start_ns",
+      "'iteration%' OR name LIKE 'train_step%') AND start_ns IS NOT NULL AND end_ns IS NOT NULL "
+      "ORDER BY start_ns",
       rank));
   v.split = steps.size() >= 2 ? split_by_ranges(v.ddp, steps) : split_iterations(v.ddp);
   mark_pattern_buckets(v, calls);

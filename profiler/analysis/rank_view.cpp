@@ -11,7 +11,7 @@ std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader) {
   store::Statement st(reader.connection(),
                       "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'compute' AND "
                       "start_ns IS NOT NULL AND end_ns IS NOT NULL");
-  while (st.step()) out[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
+  while (st.step()) out[int(st.int64(0))].push_back({st.time(1), st.time(2)});
   return out;
 }
 namespace {

@@ -11,6 +11,10 @@
 
 namespace ddpscope::core {
 
+// Local ranks one launch may start (`record --nproc`, `tune --nproc`): far
+// beyond any machine's GPUs or cores, and a typo of 100000 is not a fork bomb.
+constexpr int kMaxLocalRanks = 1024;
+
 struct LaunchSpec {
   std::vector<std::string> argv;
   int nproc = 0;                           // 0: run the command once, as it is

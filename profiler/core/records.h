@@ -13,6 +13,9 @@
 namespace ddpscope {
 
 constexpr int64_t kNoTime = INT64_MIN;  // stored as NULL
+// Every stored time is below 2^62 ns (146 years) in magnitude, so that the
+// difference of two never overflows; the reader refuses anything else as damage.
+constexpr int64_t kTimeLimit = int64_t(1) << 62;
 
 struct CollectiveRecord {
   int64_t id = 0;  // row id; assigned by the store

@@ -4,17 +4,15 @@
 // facts without noise (bucket layout: compared exactly, reported as changed).
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "profiler/core/input_error.h"
+
 namespace ddpscope::regression {
 
-// Bad input to the check (mismatched or unusable databases): one line naming
-// the file(s) and the problem; `ddpscope check` exits 2 on it.
-struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// Bad input to the check (mismatched or unusable databases) is an InputError
+// naming the file(s) and the problem; `ddpscope check` exits 2 on it.
 
 enum class Better { lower, higher };
 
@@ -58,8 +56,8 @@ const std::vector<std::string>& metric_families();
 
 // Everything a database holds that check can compare: its recorded run (if it
 // has collectives) and each of its tuner runs. Throws InputError (naming the
-// file) for a database with neither, or a recorded run without iterations;
-// store::StoreError for a missing, foreign or damaged file.
+// file) for a database with neither, a recorded run without iterations, or a
+// missing, foreign or damaged file.
 std::vector<RunMetrics> load_run_metrics(const std::string& path);
 
 }  // namespace ddpscope::regression

@@ -29,7 +29,7 @@ Input inspect(const std::string& path) {
   RunReader reader(path);
   auto procs = reader.processes();
   if (procs.size() != 1)
-    throw StoreError(path, "expected one process row in a rank file, found " +
+    throw InputError(path, "expected one process row in a rank file, found " +
                                std::to_string(procs.size()) + " (is this a merged run.db?)");
   return {path, procs[0], reader.meta(), reader.schema_version()};
 }
@@ -88,26 +88,29 @@ void write_meta(Connection& out, const std::vector<Input>& inputs) {
 
 std::vector<std::string> find_rank_files(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw StoreError(dir, "not a directory");
+  if (!fs::is_directory(dir, ec)) throw InputError(dir, "not a directory");
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     auto name = e.path().filename().string();
     if (name.rfind("rank-", 0) == 0 && e.path().extension() == ".db") files.push_back(e.path());
   }
-  if (ec) throw StoreError(dir, "cannot list: " + ec.message());
+  if (ec) throw InputError(dir, "cannot list: " + ec.message());
   std::sort(files.begin(), files.end());
   return files;
 }
 
 MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::string& out_path) {
-  if (paths.empty()) throw StoreError(out_path, "nothing to merge: no rank files given");
+  if (paths.empty()) throw InputError(out_path, "nothing to merge: no rank files given");
   std::vector<Input> inputs;
   std::map<int, std::string> seen;
   for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::equivalent(p, out_path, ec))
+      throw InputError(out_path, "is one of the rank files being merged (choose another -o)");
     inputs.push_back(inspect(p));
     int rank = inputs.back().process.rank;
     if (auto [it, fresh] = seen.emplace(rank, p); !fresh)
-      throw StoreError(p, "rank " + std::to_string(rank) + " is also claimed by " + it->second);
+      throw InputError(p, "rank " + std::to_string(rank) + " is also claimed by " + it->second);
   }
   MergeSummary summary;
   core::replace_atomically(out_path, [&](const std::string& tmp) {

@@ -14,11 +14,11 @@ struct MergeSummary {
   uint64_t dropped_events = 0;
 };
 
-// The rank files (`rank-*.db`) in `dir`, sorted by name. Throws StoreError if the
+// The rank files (`rank-*.db`) in `dir`, sorted by name. Throws InputError if the
 // directory cannot be read.
 std::vector<std::string> find_rank_files(const std::string& dir);
 
-// Validates every input (StoreError naming the bad file), then writes `out_path`
+// Validates every input (InputError naming the bad file), then writes `out_path`
 // through a temporary file renamed into place.
 MergeSummary merge_rank_files(const std::vector<std::string>& inputs, const std::string& out_path);
 

@@ -8,19 +8,21 @@
 namespace ddpscope::store {
 namespace {
 
-// Every table must be present and readable: a truncated or damaged file fails
-// here with one line instead of half-way through a report.
+// Every table must be present with its columns and readable: a truncated,
+// damaged or hand-edited file fails here with one line instead of half-way
+// through a report.
 void check_tables(Connection& conn, int version) {
-  std::vector<const char*> names{"meta"};
+  std::vector<std::pair<const char*, std::string>> queries{{"meta", "SELECT key, value FROM meta"}};
   for (const TableSpec* t : tables())
-    if (t->since_version <= version) names.push_back(t->name);
-  for (const char* t : names) {
+    if (t->since_version <= version) queries.emplace_back(t->name, select_sql(*t, version));
+  for (const auto& [name, select] : queries) {
     try {
-      Statement st(conn, std::string("SELECT count(*) FROM ") + t);
+      Statement columns(conn, select + " LIMIT 0");  // prepared: every column exists
+      Statement st(conn, std::string("SELECT count(*) FROM ") + name);
       st.step();
-    } catch (const StoreError&) {
-      throw StoreError(conn.path(), std::string("damaged ddpscope database: table '") + t +
-                                        "' is missing or unreadable");
+    } catch (const InputError&) {
+      throw InputError(conn.path(), std::string("damaged ddpscope database: table '") + name +
+                                        "' is missing, lacks columns or is unreadable");
     }
   }
 }
@@ -28,9 +30,9 @@ void check_tables(Connection& conn, int version) {
 }  // namespace
 
 RunReader::RunReader(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw StoreError(path, "no such file");
+  if (!std::filesystem::exists(path)) throw InputError(path, "no such file");
   if (std::filesystem::is_directory(path))
-    throw StoreError(path, "is a directory (give the run.db inside it)");
+    throw InputError(path, "is a directory (give the run.db inside it)");
   conn_ = std::make_unique<Connection>(path, Connection::Mode::read_only);
   version_ = check_schema(*conn_);
   // Reports scan whole tables: memory-mapped reads skip a copy per page (the

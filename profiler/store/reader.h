@@ -30,7 +30,7 @@ struct RunFilter {
 
 class RunReader {
  public:
-  // Opens read-only and checks the schema; throws StoreError (one line naming
+  // Opens read-only and checks the schema; throws InputError (one line naming
   // the file) for a missing, foreign, corrupt or too-new file.
   explicit RunReader(const std::string& path);
   ~RunReader();

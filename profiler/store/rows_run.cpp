@@ -173,8 +173,8 @@ CollectiveRecord Row<CollectiveRecord>::read(const Statement& s) {
   c.stream = uint64_t(s.int64(10));
   c.tid = uint32_t(s.int64(11));
   c.group_id = uint64_t(s.int64(12));
-  c.host_start_ns = s.time(13);
-  c.host_end_ns = s.time(14);
+  c.host_start_ns = s.required_time(13);  // every hooked call is timed on the host
+  c.host_end_ns = s.required_time(14);
   c.start_ns = s.time(15);
   c.end_ns = s.time(16);
   c.timing = parse_timing(s.text_view(17)).value_or(Timing::none);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
+#include "profiler/core/input_error.h"
 
 namespace ddpscope::store {
 namespace {
@@ -15,7 +15,7 @@ int rank_number(const std::string& s, const std::string& list) {
   } catch (const std::exception&) {
   }
   if (s.empty() || used != s.size() || v < 0 || v > 1'000'000)
-    throw std::invalid_argument("--ranks " + list + ": '" + s + "' is not a rank (0 to 1000000)");
+    throw InputError("--ranks " + list + ": '" + s + "' is not a rank (0 to 1000000)");
   return int(v);
 }
 
@@ -28,8 +28,8 @@ std::vector<int> parse_ranks(const std::string& list) {
     size_t dash = item.find('-');
     int lo = rank_number(item.substr(0, dash), list);
     int hi = dash == std::string::npos ? lo : rank_number(item.substr(dash + 1), list);
-    if (hi < lo) throw std::invalid_argument("--ranks " + list + ": range '" + item + "' is empty");
-    if (hi - lo > 1'000'000) throw std::invalid_argument("--ranks " + list + ": range too large");
+    if (hi < lo) throw InputError("--ranks " + list + ": range '" + item + "' is empty");
+    if (hi - lo > 1'000'000) throw InputError("--ranks " + list + ": range too large");
     for (int r = lo; r <= hi; ++r) out.push_back(r);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -41,7 +41,7 @@ std::vector<int> parse_ranks(const std::string& list) {
 
 int64_t at(const char* flag, double s, int64_t origin) {
   if (!std::isfinite(s) || s < 0 || s > 1e7)
-    throw std::invalid_argument(std::string(flag) + ": " + std::to_string(s) +
+    throw InputError(std::string(flag) + ": " + std::to_string(s) +
                                 " is not a number of seconds after the run's start (0 to 1e7)");
   return origin + int64_t(std::llround(s * 1e9));
 }
@@ -55,7 +55,7 @@ RunFilter parse_run_filter(const std::string& ranks, std::optional<double> since
   if (since_s) f.since_ns = at("--since", *since_s, run_start);
   if (until_s) f.until_ns = at("--until", *until_s, run_start);
   if (since_s && until_s && f.until_ns <= f.since_ns)
-    throw std::invalid_argument("--until must be later than --since");
+    throw InputError("--until must be later than --since");
   return f;
 }
 
@@ -65,7 +65,7 @@ void check_ranks_exist(const RunFilter& f, const std::vector<int>& recorded) {
   if (f.ranks.empty()) return;
   std::string have;
   for (int r : recorded) have += (have.empty() ? "" : ",") + std::to_string(r);
-  throw std::invalid_argument("--ranks: none of these ranks is in the run (it has " +
+  throw InputError("--ranks: none of these ranks is in the run (it has " +
                               (have.empty() ? std::string("none") : have) + ")");
 }
 

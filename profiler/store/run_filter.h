@@ -1,7 +1,7 @@
 // `report --ranks LIST --since S --until S` as a RunFilter (reader.h): the
 // rank list is numbers and ranges ("0,3,8-15"); since/until are seconds after
 // the run's first process started (processes.start_ns). Throws
-// std::invalid_argument with one line naming the flag and what is wrong.
+// InputError with one line naming the flag and what is wrong.
 #pragma once
 
 #include <optional>
@@ -15,7 +15,7 @@ namespace ddpscope::store {
 RunFilter parse_run_filter(const std::string& ranks, std::optional<double> since_s,
                            std::optional<double> until_s, int64_t run_start_ns);
 
-// Throws std::invalid_argument when the filter names ranks and none of them
+// Throws InputError when the filter names ranks and none of them
 // is among `recorded` (sorted): an empty report would look like a bug.
 void check_ranks_exist(const RunFilter& f, const std::vector<int>& recorded);
 

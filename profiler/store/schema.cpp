@@ -28,19 +28,19 @@ int check_schema(Connection& conn) {
   int app = 0;
   try {
     app = pragma_int(conn, "application_id");
-  } catch (const StoreError&) {
+  } catch (const InputError&) {
     // SQLite reports "file is not a database" on the first read of a foreign file.
-    throw StoreError(conn.path(), "not an SQLite database (is this a ddpscope .db file?)");
+    throw InputError(conn.path(), "not an SQLite database (is this a ddpscope .db file?)");
   }
   if (app != kApplicationId)
-    throw StoreError(conn.path(), "an SQLite database, but not one written by ddpscope");
+    throw InputError(conn.path(), "an SQLite database, but not one written by ddpscope");
   int version = pragma_int(conn, "user_version");
   if (version > kSchemaVersion)
-    throw StoreError(conn.path(), "written with ddpscope schema v" + std::to_string(version) +
+    throw InputError(conn.path(), "written with ddpscope schema v" + std::to_string(version) +
                                       ", this ddpscope reads up to v" +
                                       std::to_string(kSchemaVersion) + ": upgrade ddpscope");
   if (version < 1)
-    throw StoreError(conn.path(), "ddpscope database without a schema version (damaged file?)");
+    throw InputError(conn.path(), "ddpscope database without a schema version (damaged file?)");
   return version;
 }
 

@@ -27,7 +27,7 @@ void create_schema(Connection& conn);
 // injector's write path.
 void create_indexes(Connection& conn);
 
-// Throws StoreError with one clear line if `conn` is not a ddpscope database of a
+// Throws InputError with one clear line if `conn` is not a ddpscope database of a
 // version this build can read.
 // Returns the file's schema version.
 int check_schema(Connection& conn);

@@ -16,7 +16,7 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw StoreError(path, "cannot open: " + msg);
+    throw InputError(path, "cannot open: " + msg);
   }
   // A rank file may still be held by a live writer; wait briefly rather than fail.
   sqlite3_busy_timeout(db_, 5000);
@@ -25,7 +25,7 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
 Connection::~Connection() { sqlite3_close(db_); }
 
 void Connection::fail(const std::string& what) const {
-  throw StoreError(path_, what + ": " + sqlite3_errmsg(db_));
+  throw InputError(path_, what + ": " + sqlite3_errmsg(db_));
 }
 
 void Connection::exec(std::string_view sql) {
@@ -34,7 +34,7 @@ void Connection::exec(std::string_view sql) {
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
-    throw StoreError(path_, msg);
+    throw InputError(path_, msg);
   }
 }
 
@@ -89,7 +89,23 @@ std::string_view Statement::text_view(int col) const {
            : std::string_view();
 }
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-int64_t Statement::time(int col) const { return is_null(col) ? kNoTime : int64(col); }
+int64_t Statement::time(int col) const {
+  const int type = sqlite3_column_type(stmt_, col);
+  if (type == SQLITE_NULL) return kNoTime;
+  const int64_t ns = int64(col);
+  if (type == SQLITE_INTEGER && ns > -kTimeLimit && ns < kTimeLimit) return ns;
+  const char* name = sqlite3_column_name(stmt_, col);
+  throw InputError(conn_.path(), std::string("damaged ddpscope database: column ") +
+                                     (name ? name : "?") + " holds '" + text(col) +
+                                     "', not a time in nanoseconds");
+}
+
+int64_t Statement::required_time(int col) const {
+  if (!is_null(col)) return time(col);
+  const char* name = sqlite3_column_name(stmt_, col);
+  throw InputError(conn_.path(), std::string("damaged ddpscope database: column ") +
+                                     (name ? name : "?") + " is empty in a row that needs it");
+}
 
 Transaction::Transaction(Connection& conn) : conn_(conn) { conn_.exec("BEGIN"); }
 Transaction::~Transaction() {

@@ -1,25 +1,20 @@
-// A thin RAII layer over the SQLite C API: a connection, a prepared statement,
-// and one error type that names the file. Nothing else in ddpscope touches
-// sqlite3_* directly.
+// A thin RAII layer over the SQLite C API: a connection and a prepared
+// statement. Nothing else in ddpscope touches sqlite3_* directly.
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "profiler/core/input_error.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace ddpscope::store {
 
-// Any failure to read or write a database: what() is one line that names the
-// file and says what is wrong, ready for the user.
-class StoreError : public std::runtime_error {
- public:
-  StoreError(const std::string& path, const std::string& what)
-      : std::runtime_error(path + ": " + what) {}
-};
+// Any failure to read or write a database is an InputError (core/input_error.h):
+// one line that names the file and says what is wrong, ready for the user.
 
 class Connection {
  public:
@@ -65,7 +60,11 @@ class Statement {
   std::string text(int col) const;
   std::string_view text_view(int col) const;  // valid until the next step()
   bool is_null(int col) const;
-  int64_t time(int col) const;  // NULL becomes kNoTime
+  // NULL becomes kNoTime; anything but an integer within kTimeLimit is a
+  // damaged file (InputError naming the column).
+  int64_t time(int col) const;
+  // The same for a time every row has (NULL is damage too).
+  int64_t required_time(int col) const;
 
  private:
   Connection& conn_;

@@ -35,7 +35,7 @@ struct TuneSample {
 
 // Appends a run and its samples to `path` in one transaction, creating the
 // database (through a temporary file renamed into place) if it does not exist.
-// Returns the run's id. Throws StoreError.
+// Returns the run's id. Throws InputError.
 int64_t write_tune_run(const std::string& path, TuneRun run,
                        const std::vector<TuneSample>& samples);
 

@@ -11,7 +11,7 @@ RankWriter::RankWriter(const std::string& path, const std::map<std::string, std:
     : path_(path) {
   std::error_code ec;
   if (std::filesystem::exists(path) && std::filesystem::file_size(path, ec) != 0)
-    throw StoreError(path, "already exists");
+    throw InputError(path, "already exists");
   conn_ = std::make_unique<Connection>(path, Connection::Mode::create);
   // WAL: a committed flush is in the WAL before commit returns, so `kill -9`
   // loses at most the flush in progress.

@@ -8,6 +8,7 @@
 #include "profiler/regression/decision.h"
 
 using namespace ddpscope::regression;
+using ddpscope::InputError;
 
 namespace {
 

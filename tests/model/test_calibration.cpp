@@ -216,6 +216,8 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
                          "\"intra\": {\"alpha_us\": -1}}";
   CHECK_THROWS_WITH(load_calibration(path), Catch::StartsWith(path + ": intra: 'alpha_us'"));
   std::ofstream(path) << "[1, 2";
+  CHECK_THROWS_WITH(load_calibration(path), Catch::StartsWith(path + ": invalid JSON at byte 6"));
+  std::ofstream(path) << "[1, 2]";
   CHECK_THROWS_WITH(load_calibration(path), path + ": not a JSON object");
   std::remove(path.c_str());
   CHECK_THROWS_WITH(load_calibration(path), Catch::StartsWith(path + ": cannot open the file"));

@@ -23,7 +23,7 @@ std::string write_file(const std::string& text) {
 std::string error_for(const std::string& spec) {
   try {
     parse_topology(spec);
-  } catch (const TopologyError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "(no error)";

@@ -119,7 +119,7 @@ TEST_CASE("bad bucket sizes are refused") {
   const Workload w = make({{1, Dtype::float32}}, {0});
   CHECK_THROWS_AS(plan_buckets(w, -1, 1), std::invalid_argument);
   CHECK_THROWS_AS(plan_buckets(w, 25, std::nan("")), std::invalid_argument);
-  CHECK_THROWS_AS(plan_buckets(make({{1, Dtype::float32}}, {}), 25, 1), WorkloadError);
+  CHECK_THROWS_AS(plan_buckets(make({{1, Dtype::float32}}, {}), 25, 1), InputError);
   CHECK(indices(plan_buckets(w, 1e300, 1e300)) == Plan{{0}});
 }
 

@@ -28,7 +28,7 @@ void check_common(const Workload& w) {
 TEST_CASE("preset names and an unknown one") {
   CHECK(preset_names() == std::vector<std::string>{"resnet50", "bert-large", "gpt2-medium"});
   for (const auto& name : preset_names()) CHECK(preset_workload(name).name == name);
-  CHECK_THROWS_AS(preset_workload("vgg16"), WorkloadError);
+  CHECK_THROWS_AS(preset_workload("vgg16"), InputError);
   CHECK_THROWS_WITH(preset_workload("vgg16"),
                     "unknown preset 'vgg16' (known: resnet50, bert-large, gpt2-medium)");
 }

@@ -225,7 +225,7 @@ TEST_CASE("a malformed account is bad input naming the file and the key") {
   k["rebuilt_per_bucket_param_indices"] = "5 4 3, 2 1 1";
   const auto path = write_run("malformed", {10400000, 4160000}, {{0, 0, k}});
   CHECK_THROWS_MATCHES(
-      workload_from_run(path), WorkloadError,
+      workload_from_run(path), InputError,
       Catch::Message(path + ": ddp_info of DDP instance 0: rebuilt_per_bucket_param_indices "
                             "is not a permutation of the 6 parameters"));
 }
@@ -237,7 +237,7 @@ TEST_CASE("a first bucket of its own is refused where the recorded DDP sizes it 
       workload_from_run(write_run("flag2", {10400000, 4160000}, {{0, 0, torch2_account()}}));
   const Workload torch1 =
       workload_from_run(write_run("flag1", {2080000, 12480000}, {{0, 0, torch1_account()}}));
-  CHECK_THROWS_AS(check_sweep_workload(s, torch2), SweepInputError);
+  CHECK_THROWS_AS(check_sweep_workload(s, torch2), InputError);
   CHECK_NOTHROW(check_sweep_workload(s, torch1));
   CHECK(plan_buckets(torch1, kCap, 2).first_bucket_mb == 2);
   s.first_bucket_mb = 1;

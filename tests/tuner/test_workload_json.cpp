@@ -39,7 +39,7 @@ std::string error_for(const json& j) {
   const std::string path = write_file(j.dump());
   try {
     load_workload_json(path);
-  } catch (const WorkloadError& e) {
+  } catch (const InputError& e) {
     const std::string what = e.what();
     REQUIRE(what.rfind(path + ": ", 0) == 0);
     REQUIRE(what.find('\n') == std::string::npos);
@@ -92,7 +92,7 @@ TEST_CASE("file-level problems are one line naming the file") {
                                             "column 16: syntax error"));
   try {
     load_workload_json(write_file("{\"name\": \"x\n"));  // the tail quotes a newline
-  } catch (const WorkloadError& e) {
+  } catch (const InputError& e) {
     CHECK(std::string(e.what()).find('\n') == std::string::npos);
   }
   CHECK(error_for(json::array()) == "the top level must be a JSON object");
@@ -114,12 +114,19 @@ TEST_CASE("bucket-size lists: empty items and sizes DDP cannot take are refused"
   CHECK(parse_bucket_sizes("1,2.5") == std::vector<double>{1, 2.5});
   CHECK_THROWS_WITH(parse_bucket_sizes("1,,2"),
                     "--bucket-mb: an empty item in '1,,2' (write 1,2,4)");
-  CHECK_THROWS_WITH(parse_bucket_sizes("1e309"),
-                    "--bucket-mb: '1e309' is not a positive number of MiB below 2^43");
-  CHECK_THROWS_WITH(parse_bucket_sizes("nan"),
-                    "--bucket-mb: 'nan' is not a positive number of MiB below 2^43");
+  CHECK_THROWS_WITH(
+      parse_bucket_sizes("1e309"),
+      "--bucket-mb: '1e309' is not a number of MiB from 1 byte (0.000001) to below 2^43");
+  CHECK_THROWS_WITH(
+      parse_bucket_sizes("nan"),
+      "--bucket-mb: 'nan' is not a number of MiB from 1 byte (0.000001) to below 2^43");
   CHECK_THROWS_WITH(parse_bucket_sizes("0"),
-                    "--bucket-mb: '0' is not a positive number of MiB below 2^43");
+                    "--bucket-mb: '0' is not a number of MiB from 1 byte (0.000001) to below 2^43");
+  // A cap that truncates to 0 bytes, and strtod's hexadecimal: not what anyone means.
+  CHECK_THROWS_WITH(parse_bucket_sizes("1e-300"),
+                    Catch::StartsWith("--bucket-mb: '1e-300' is not"));
+  CHECK_THROWS_WITH(parse_bucket_sizes("0x10"), Catch::StartsWith("--bucket-mb: '0x10' is not"));
+  CHECK(parse_bucket_sizes("0.000001") == std::vector<double>{0.000001});
 }
 
 TEST_CASE("top-level fields are named when missing or wrong") {
@@ -200,7 +207,8 @@ TEST_CASE("validate checks workloads built in code") {
   CHECK_THROWS_WITH(validate(w, "mine"), "mine: params[0].numel must be a positive integer");
   w.params[0].numel = 4;
   w.forward_us = std::nan("");
-  CHECK_THROWS_WITH(validate(w, "mine"), "mine: forward_us must be a non-negative number");
+  CHECK_THROWS_WITH(validate(w, "mine"),
+                    "mine: forward_us must be a number of microseconds from 0 to 1e12");
   w.forward_us = 0;
   w.ready_order = {};
   CHECK_THROWS_WITH(validate(w, "mine"),

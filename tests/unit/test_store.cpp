@@ -79,7 +79,7 @@ void write_text(const std::string& path, const std::string& text) { std::ofstrea
 std::string error_of(const std::function<void()>& fn) {
   try {
     fn();
-  } catch (const StoreError& e) {
+  } catch (const InputError& e) {
     return e.what();
   }
   return "";
@@ -308,7 +308,7 @@ TEST_CASE("report filters: each bad value is one line naming the flag") {
                   std::optional<double> until) {
     try {
       parse_run_filter(ranks, since, until, 0);
-    } catch (const std::invalid_argument& e) {
+    } catch (const InputError& e) {
       return std::string(e.what());
     }
     return std::string();

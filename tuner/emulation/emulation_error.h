@@ -6,14 +6,17 @@
 
 #include <stdexcept>
 
+#include "profiler/core/input_error.h"
+
 namespace ddpscope::tuner::emulation {
 
 struct EmulationError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct EmulationUnavailable : EmulationError {
-  using EmulationError::EmulationError;
+// Bad usage (--topology where it cannot be emulated): an InputError, exit 2.
+struct EmulationUnavailable : InputError {
+  using InputError::InputError;
 };
 
 }  // namespace ddpscope::tuner::emulation

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/core/atomic_file.h"
+#include "tuner/json_file.h"
 
 namespace ddpscope::tuner::model {
 namespace {
@@ -21,14 +22,13 @@ double number(const json& j, const char* key, const std::string& where);
 // Optional (files written before it have none: no correction).
 SizeCorrection by_size_from(const json& f, const std::string& where) {
   if (!f.contains("by_size")) return {};
-  if (!f["by_size"].is_array()) throw CalibrationError(where + ": 'by_size' is not a list");
+  if (!f["by_size"].is_array()) throw InputError(where + ": 'by_size' is not a list");
   std::vector<SizePoint> points;
   for (const auto& p : f["by_size"]) {
-    if (!p.is_object()) throw CalibrationError(where + ": a 'by_size' entry is not an object");
+    if (!p.is_object()) throw InputError(where + ": a 'by_size' entry is not an object");
     points.push_back({number(p, "bytes_per_step", where + ": by_size"),
                       number(p, "ratio", where + ": by_size")});
-    if (!(points.back().ratio > 0))
-      throw CalibrationError(where + ": by_size: 'ratio' must be positive");
+    if (!(points.back().ratio > 0)) throw InputError(where + ": by_size: 'ratio' must be positive");
   }
   return SizeCorrection(points);
 }
@@ -36,11 +36,45 @@ SizeCorrection by_size_from(const json& f, const std::string& where) {
 // Reads a number that must be there and be finite and non-negative.
 double number(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || !j[key].is_number())
-    throw CalibrationError(where + ": '" + key + "' is missing or not a number");
+    throw InputError(where + ": '" + key + "' is missing or not a number");
   double v = j[key].get<double>();
   if (!(v >= 0) || !std::isfinite(v))
-    throw CalibrationError(where + ": '" + key + "' must be a non-negative number");
+    throw InputError(where + ": '" + key + "' must be a non-negative number");
   return v;
+}
+
+// Optional fields keep `fallback` when absent; present, they must have the
+// type the writer gives them (nlohmann's value() would throw its own error).
+double optional_number(const json& j, const char* key, const std::string& where, double fallback,
+                       bool signed_ok = false) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j[key];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || (!signed_ok && v.get<double>() < 0))
+    throw InputError(where + ": '" + key + "' must be a " + (signed_ok ? "" : "non-negative ") +
+                     "number");
+  return v.get<double>();
+}
+
+// A count the writer stores as an int: a whole number that fits one.
+int optional_count(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) return 0;
+  const json& v = j[key];
+  if (!v.is_number_unsigned() || v.get<uint64_t>() > 1'000'000'000)
+    throw InputError(where + ": '" + key + "' must be a whole number from 0 to 1000000000");
+  return int(v.get<uint64_t>());
+}
+
+bool optional_flag(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) return false;
+  if (!j[key].is_boolean()) throw InputError(where + ": '" + key + "' must be true or false");
+  return j[key].get<bool>();
+}
+
+std::string optional_text(const json& j, const char* key, const std::string& where,
+                          const std::string& fallback = "") {
+  if (!j.contains(key)) return fallback;
+  if (!j[key].is_string()) throw InputError(where + ": '" + key + "' must be a string");
+  return j[key].get<std::string>();
 }
 
 json points_json(const std::vector<CommObservation>& points) {
@@ -58,31 +92,31 @@ LinkFit fit_from(const json& f, const std::string& where) {
   LinkFit fit;
   fit.cost = {number(f, "alpha_us", where) * 1e-6, number(f, "beta_ns_per_byte", where) * 1e-9,
               number(f, "gamma_ns_per_byte", where) * 1e-9};
-  fit.cost.overlapped = f.value("overlapped", false);
-  fit.gamma_fitted = f.value("gamma_fitted", false);
-  fit.observations = f.value("observations", 0);
-  fit.distinct_sizes = f.value("distinct_sizes", 0);
-  fit.r2 = f.value("r2", 0.0);
-  fit.median_rel_error = f.value("median_rel_error", 0.0);
-  fit.max_rel_error = f.value("max_rel_error", 0.0);
+  fit.cost.overlapped = optional_flag(f, "overlapped", where);
+  fit.gamma_fitted = optional_flag(f, "gamma_fitted", where);
+  fit.observations = optional_count(f, "observations", where);
+  fit.distinct_sizes = optional_count(f, "distinct_sizes", where);
+  fit.r2 = optional_number(f, "r2", where, 0, true);  // below 0 for a fit worse than the mean
+  fit.median_rel_error = optional_number(f, "median_rel_error", where, 0);
+  fit.max_rel_error = optional_number(f, "max_rel_error", where, 0);
   fit.by_size = by_size_from(f, where);
   return fit;
 }
 
 InterLinkFit inter_from(const json& f, const std::string& path) {
   const std::string where = path + ": inter";
-  if (!f.is_object()) throw CalibrationError(where + " is not an object");
+  if (!f.is_object()) throw InputError(where + " is not an object");
   InterLinkFit inter;
   inter.fit = fit_from(f, where);
-  inter.topology = f.value("topology", "");
+  inter.topology = optional_text(f, "topology", where);
   inter.bandwidth_gbps = number(f, "bandwidth_gbps", where);
   return inter;
 }
 
 Algorithm algorithm_from(const std::string& name, const std::string& path) {
   if (auto a = algorithm_named(name)) return *a;
-  throw CalibrationError(path + ": algorithm '" + name +
-                         "' is not ring, recursive_doubling, tree or hierarchical");
+  throw InputError(path + ": algorithm '" + name +
+                   "' is not ring, recursive_doubling, tree or hierarchical");
 }
 
 json by_size_json(const SizeCorrection& by_size) {
@@ -128,43 +162,43 @@ void save_calibration(const std::string& path, const Calibration& c) {
     j["inter"]["bandwidth_gbps"] = c.inter->bandwidth_gbps;
     j["inter_points"] = points_json(c.inter_points);
   }
-  // Written aside and renamed, so a reader never sees half a calibration.
-  try {
-    core::write_atomically(path, [&](std::ostream& out) { out << j.dump(1) << "\n"; });
-  } catch (const std::runtime_error& e) {
-    throw CalibrationError(e.what());  // "<path>: cannot write (<why>)"
-  }
+  // Written aside and renamed, so a reader never sees half a calibration; a
+  // path that cannot be written is an InputError naming it.
+  core::write_atomically(path, [&](std::ostream& out) { out << j.dump(1) << "\n"; });
 }
 
 Calibration load_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CalibrationError(path + ": cannot open the file (" + std::strerror(errno) + ")");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw CalibrationError(path + ": not a JSON object");
-  if (j.value("kind", "") != "ddpscope-calibration")
-    throw CalibrationError(path +
-                           ": not a ddpscope calibration (\"kind\" is not "
-                           "\"ddpscope-calibration\")");
+  return calibration_from_json_text(path, read_json_text(path, "calibration file"));
+}
+
+Calibration calibration_from_json_text(const std::string& path, const std::string& text) {
+  const json j = parse_json_text(path, text);
+  if (!j.is_object()) throw InputError(path + ": not a JSON object");
+  if (!j.contains("kind") || j["kind"] != "ddpscope-calibration")
+    throw InputError(path +
+                     ": not a ddpscope calibration (\"kind\" is not "
+                     "\"ddpscope-calibration\")");
   if (!j.contains("intra") || !j["intra"].is_object())
-    throw CalibrationError(path + ": 'intra' (the fitted link) is missing");
+    throw InputError(path + ": 'intra' (the fitted link) is missing");
   Calibration c;
-  c.backend = j.value("backend", "");
+  c.backend = optional_text(j, "backend", path);
   if (c.backend != "gloo" && c.backend != "mpi")
-    throw CalibrationError(path + ": backend '" + c.backend + "' is not gloo or mpi");
-  c.host = j.value("host", "");
-  c.algorithm = algorithm_from(j.value("algorithm", "ring"), path);
+    throw InputError(path + ": backend '" + c.backend + "' is not gloo or mpi");
+  c.host = optional_text(j, "host", path);
+  c.algorithm = algorithm_from(optional_text(j, "algorithm", path, "ring"), path);
   c.intra = fit_from(j["intra"], path + ": intra");
   if (j.contains("inter")) c.inter = inter_from(j["inter"], path);
   c.comm_rate_during_compute = number(j, "comm_rate_during_compute", path);
-  if (!(c.comm_rate_during_compute > 0 && c.comm_rate_during_compute <= 1))
-    throw CalibrationError(path + ": 'comm_rate_during_compute' must be in (0, 1]");
+  // Below 0.1 % communication would never finish while compute runs.
+  if (!(c.comm_rate_during_compute >= 0.001 && c.comm_rate_during_compute <= 1))
+    throw InputError(path + ": 'comm_rate_during_compute' must be from 0.001 to 1");
   if (j.contains("step_delay_ms")) c.step_delay_ms = number(j, "step_delay_ms", path);
   if (j.contains("step_delay_under_comm_ms"))
     c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
   if (j.contains("step_delay_step_us"))
     c.step_delay_step_us = number(j, "step_delay_step_us", path);
-  if (j.contains("cores")) c.cores = int(number(j, "cores", path));
-  c.comm_rate_source = j.value("comm_rate_source", "");
+  c.cores = optional_count(j, "cores", path);
+  c.comm_rate_source = optional_text(j, "comm_rate_source", path);
   return c;
 }
 

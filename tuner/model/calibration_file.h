@@ -4,20 +4,18 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 
+#include "profiler/core/input_error.h"
 #include "tuner/model/calibration.h"
 
 namespace ddpscope::tuner::model {
 
-// A missing or malformed file: what() is one line, "<path>: <problem>".
-struct CalibrationError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 void save_calibration(const std::string& path, const Calibration& c);
-Calibration load_calibration(const std::string& path);  // throws CalibrationError
+// A missing or malformed file throws InputError: "<path>: <problem>".
+Calibration load_calibration(const std::string& path);
+// The same from the file's text (`path` names it in messages).
+Calibration calibration_from_json_text(const std::string& path, const std::string& text);
 
 // A fitted link as the file has it: α, β, γ, the fit's quality, by_size.
 nlohmann::json link_fit_json(const LinkFit& f);

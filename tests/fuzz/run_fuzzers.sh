@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets of tests/fuzz with clang and libFuzzer (a build
+# directory of their own), then runs each in turn: first over its corpus
+# (tests/fuzz/corpus/<target>: the seeds and every input that once failed),
+# then fuzzing from there for the time given. Prints, per target, the
+# executions, the coverage and the findings (crashes, sanitizer reports,
+# hangs, leaks, out-of-memory), with the first lines of each finding's report.
+#
+# usage: run_fuzzers.sh --seconds N [--build DIR] [--work DIR] [--only TARGET]
+#   --build  the clang build directory (default: build-fuzz)
+#   --work   new corpus entries, findings and logs (default: DIR/work)
+# Exit status: 0 no finding, 1 a finding or a failed build, 77 clang or
+# libFuzzer missing (ctest reports it SKIPPED).
+set -uo pipefail
+src="$(cd "$(dirname "$0")/../.." && pwd)"
+seconds="" build="$src/build-fuzz" work="" only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --build) build="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    *) echo "usage: $0 --seconds N [--build DIR] [--work DIR] [--only TARGET]" >&2; exit 2 ;;
+  esac
+done
+[[ "$seconds" =~ ^[0-9]+$ ]] && [ "$seconds" -gt 0 ] || { echo "$0: --seconds N (N >= 1)" >&2; exit 2; }
+work="${work:-$build/work}"
+# clang (Debian's clang-14 names its driver clang++-14 unless `clang` is installed too).
+cxx="${FUZZ_CXX:-}" cc="${FUZZ_CC:-}"
+for v in "" -14; do
+  [ -z "$cxx" ] && command -v "clang++$v" >/dev/null && cxx="clang++$v" cc="clang$v"
+done
+cxx="${cxx:-clang++}" cc="${cc:-clang}"
+
+# libFuzzer comes with clang's runtime libraries (Debian: libclang-rt-14-dev).
+probe="$(mktemp -d)"
+trap 'rm -rf "$probe"' EXIT
+printf '#include <cstdint>\n#include <cstddef>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n' \
+  > "$probe/p.cpp"
+if ! command -v "$cxx" >/dev/null ||
+   ! "$cxx" -fsanitize=fuzzer,address,undefined "$probe/p.cpp" -o "$probe/p" 2>"$probe/err"; then
+  echo "SKIPPED: $cxx cannot build a libFuzzer target with ASan and UBSan ($(head -c 200 "$probe/err" 2>/dev/null))"
+  exit 77
+fi
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S "$src" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DDDPSCOPE_FUZZ=ON \
+    -DDDPSCOPE_WITH_CUDA=OFF -DBUILD_TESTING=OFF >"$probe/configure.log" 2>&1 ||
+    { cat "$probe/configure.log"; exit 1; }
+fi
+start=$(date +%s)
+cmake --build "$build" --target fuzz_targets -j "$(nproc)" >"$build/fuzz-build.log" 2>&1 ||
+  { tail -40 "$build/fuzz-build.log"; exit 1; }
+echo "built the fuzz targets in $build ($(($(date +%s) - start)) s)"
+
+# Sanitizer findings end the run with a report; leaks are checked after every input.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+findings_dir="$work/findings-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$work"
+status=0
+printf '%-20s %12s %8s %8s %9s  %s\n' target executions cov ft findings result
+for t in $(cat "$build/fuzz_targets.txt" | tr ';' ' '); do
+  [ -n "$only" ] && [ "$t" != "$only" ] && continue
+  mkdir -p "$work/$t" "$findings_dir/$t"
+  dict=()
+  [ -f "$src/tests/fuzz/$t.dict" ] && dict=(-dict="$src/tests/fuzz/$t.dict")
+  log="$work/$t.log"
+  # -timeout: one input taking 10 s is a hang; memory above 2 GiB is a finding.
+  (cd "$work" && timeout $((seconds + 300)) "$build/$t" -max_total_time="$seconds" -timeout=10 \
+     -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 -max_len=65536 -error_exitcode=1 \
+     -artifact_prefix="$findings_dir/$t/" "${dict[@]}" "$work/$t" "$src/tests/fuzz/corpus/$t") \
+    >"$log" 2>&1
+  rc=$?
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
+  ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
+  findings=$(find "$findings_dir/$t" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  result=ok
+  if [ "$rc" -ne 0 ] || [ "$findings" -ne 0 ]; then
+    result="FINDING (exit $rc; log $log; inputs in $findings_dir/$t)"
+    status=1
+  fi
+  printf '%-20s %12s %8s %8s %9s  %s\n' "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$findings" "$result"
+  if [ "$result" != ok ]; then
+    grep -m1 -B2 -A12 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|terminate called|deadly signal' "$log" | sed 's/^/    /'
+  fi
+done
+exit $status
