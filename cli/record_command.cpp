@@ -86,14 +86,21 @@ std::string options_help() {
   return s;
 }
 
+std::string this_host() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
 // An existing directory may be reused, but never one that holds a finished
-// (or merging) recording. Rank files alone are allowed: with -o on a shared
-// directory, other hosts' ranks of the same job may have started first.
+// (or merging) recording. Rank files still being written are allowed: with -o
+// on a shared directory, other hosts' ranks of the same job started first.
 void check_output_dir(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw InputError(dir + ": exists and is not a directory");
-  if (fs::exists(fs::path(dir) / "run.db") || fs::exists(fs::path(dir) / ".merge-claim"))
+  if (fs::exists(fs::path(dir) / "run.db") || fs::exists(fs::path(dir) / ".merge-claim") ||
+      store::holds_finished_rank_file(dir, this_host()))
     throw InputError(dir + ": already holds a recording; choose another -o or remove it");
 }
 
@@ -117,12 +124,6 @@ bool prepare_output_dir(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   return !ec && access(dir.c_str(), W_OK | X_OK) == 0;
-}
-
-std::string this_host() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
 }
 
 // Merges once every rank of the job has finished its file, on whichever host

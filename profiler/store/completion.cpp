@@ -54,6 +54,14 @@ Completion check_completion(const std::string& dir, const std::string& this_host
   return c;
 }
 
+bool holds_finished_rank_file(const std::string& dir, const std::string& this_host) {
+  for (const auto& f : find_rank_files(dir)) {
+    int world = 0, rank = -1;
+    if (finished(f, this_host, world, rank)) return true;
+  }
+  return false;
+}
+
 bool claim_merge(const std::string& dir) { return core::claim_file(dir + "/.merge-claim"); }
 
 }  // namespace ddpscope::store

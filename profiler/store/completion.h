@@ -28,6 +28,12 @@ struct Completion {
 // `this_host`: gethostname() of the caller, to tell a dead local writer.
 Completion check_completion(const std::string& dir, const std::string& this_host);
 
+// True when a rank file in `dir` is finished (closed, or its writer a process
+// of this host that is gone): a finished recording, merged or not, which a
+// new `record` must not join. Files still being written are other hosts'
+// ranks of the same job.
+bool holds_finished_rank_file(const std::string& dir, const std::string& this_host);
+
 // True for the one caller that creates DIR/.merge-claim.
 bool claim_merge(const std::string& dir);
 

@@ -27,13 +27,16 @@ def can_unshare():
 
 
 def host_script(tmp, out, name, ranks, delay):
-    """One host: its name, then its record of its two ranks (world size 4)."""
+    """One host: its name, then its record of its two ranks (world size 4),
+    which start `delay` seconds after the record (both records start before
+    any rank finishes, as in a job whose ranks talk to each other)."""
     job = " & ".join(f"RANK={r} LOCAL_RANK={i} WORLD_SIZE=4 {JOB} paced {CALLS} {PACE_MS}"
                      for i, r in enumerate(ranks))
     path = os.path.join(tmp, f"{name}.sh")
     with open(path, "w") as f:
-        f.write(f"hostname {name}\nsleep {delay}\n"
-                f"exec {BIN} record -o {out} -- sh -c '{job} & wait' 2> {tmp}/{name}.err\n")
+        f.write(f"hostname {name}\n"
+                f"exec {BIN} record -o {out} -- sh -c 'sleep {delay}; {job} & wait' "
+                f"2> {tmp}/{name}.err\n")
     return path
 
 

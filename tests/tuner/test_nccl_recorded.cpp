@@ -32,6 +32,9 @@ std::string run_with_choices(const std::string& dir) {
     c.dtype = Dtype::float32;
     c.count = bytes / 4;
     c.bytes = bytes;
+    c.host_start_ns = c.start_ns = id * 1000;
+    c.host_end_ns = c.end_ns = id * 1000 + 500;
+    c.timing = Timing::kernel_channels;
     w.add(c);
     NcclPluginCollectiveRecord n;
     n.func = "AllReduce";
