@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "profiler/core/atomic_file.h"
+#include "profiler/core/input_error.h"
 #include "reports/renderer.h"
 #include "reports/trace_events.h"
 #include "reports/trace_writers.h"
@@ -28,6 +29,9 @@ class TraceRenderer : public Renderer {
           trace::write_perfetto_trace(input.reader, os);
         else
           trace::write_json_trace(input.reader, os);
+      } catch (const InputError& e) {
+        // A damaged database is bad input (exit 2), named beside the target.
+        throw InputError(target, e.what());
       } catch (const std::exception& e) {
         // A database error names the database; the user asked about the target.
         throw std::runtime_error(target + ": " + e.what());
