@@ -84,13 +84,16 @@ class Tracks {
 // The earliest time of any event, so timestamps start near 0 (wall-clock ns
 // since 1970 do not fit a double's precision as microseconds).
 int64_t earliest_ns(store::Connection& db) {
-  store::Statement s(db,
-                     "SELECT min(t) FROM (SELECT min(host_start_ns) AS t FROM collectives "
-                     "UNION ALL SELECT min(start_ns) FROM collectives "
-                     "UNION ALL SELECT min(start_ns) FROM kernels "
-                     "UNION ALL SELECT min(start_ns) FROM ranges "
-                     "UNION ALL SELECT min(start_ns) FROM syncs)");
-  return s.step() && !s.is_null(0) ? s.int64(0) : 0;
+  store::Statement s(
+      db,
+      "SELECT min(t) AS earliest_time FROM (SELECT min(host_start_ns) AS t FROM collectives "
+      "UNION ALL SELECT min(start_ns) FROM collectives "
+      "UNION ALL SELECT min(start_ns) FROM kernels "
+      "UNION ALL SELECT min(start_ns) FROM ranges "
+      "UNION ALL SELECT min(start_ns) FROM syncs)");
+  // time(): a stored value outside the time range is a damaged file, not an
+  // origin every other time would overflow against.
+  return s.step() && !s.is_null(0) ? s.time(0) : 0;
 }
 
 void walk_collectives(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
@@ -154,8 +157,8 @@ void walk_kernels(TraceSink& sink, Tracks& tracks, store::Connection& db) {
     Track kind = kernel_track(s.text_view(5), for_collective, name);  // kinds are lower-case
     const Arg args[] = {number_arg("device", s.int64(8)), number_arg("correlation", s.int64(7)),
                         number_arg("collective_id", s.int64(6))};
-    sink.slice({name, "kernel", tracks.of(rank, kind, uint64_t(s.int64(1))), s.int64(3), s.time(4),
-                args, for_collective ? 3u : 2u});
+    sink.slice({name, "kernel", tracks.of(rank, kind, uint64_t(s.int64(1))), s.required_time(3),
+                s.time(4), args, for_collective ? 3u : 2u});
   }
 }
 
@@ -175,7 +178,7 @@ void walk_host_spans(TraceSink& sink, Tracks& tracks, store::Connection& db, con
   store::Statement s(db, sql);
   while (s.step()) {
     uint32_t track = tracks.of(int(s.int64(0)), kind, uint64_t(s.int64(1)), s.text(5));
-    sink.slice({s.text_view(2), cat, track, s.int64(3), s.time(4), nullptr, 0});
+    sink.slice({s.text_view(2), cat, track, s.required_time(3), s.time(4), nullptr, 0});
   }
 }
 

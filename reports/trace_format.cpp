@@ -29,9 +29,8 @@ class TraceRenderer : public Renderer {
           trace::write_perfetto_trace(input.reader, os);
         else
           trace::write_json_trace(input.reader, os);
-      } catch (const InputError& e) {
-        // A damaged database is bad input (exit 2), named beside the target.
-        throw InputError(target, e.what());
+      } catch (const InputError&) {
+        throw;  // a damaged database is bad input (exit 2): its message names it
       } catch (const std::exception& e) {
         // A database error names the database; the user asked about the target.
         throw std::runtime_error(target + ": " + e.what());

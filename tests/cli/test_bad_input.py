@@ -75,6 +75,9 @@ class Files:
         self.newer = sql(shutil.copy(self.run, p("newer.db")), "PRAGMA user_version=99")
         self.wrong_columns = sql(shutil.copy(self.run, p("columns.db")), "DROP TABLE collectives",
                                  "CREATE TABLE collectives(x)")
+        # A time no clock gives, in a table only the trace reads (found by fuzz_run_db).
+        self.bad_time = sql(shutil.copy(self.run, p("bad-time.db")),
+                            "INSERT INTO ranges VALUES(0, 1, '', 'step', -9223372036854775808, 0)")
         self.unreadable = shutil.copy(self.run, p("unreadable.db"))
         os.chmod(self.unreadable, 0)
         self.text_file = write(p("notes.txt"), "a file, not a directory\n")
@@ -165,6 +168,8 @@ def cases(f):
          f.directory, []),
         ("report --csv: a file", ["report", "-q", f.run, "--csv", f.text_file], f.text_file, []),
         ("report: damaged, with --json", ["report", f.damaged, "--json", out], f.damaged, [out]),
+        ("report --trace: a stored time out of range", ["report", "-q", f.bad_time, "--trace", out],
+         f.bad_time, [out]),
         ("report --html: no such directory, before the analysis",
          ["report", f.run, "--html", nodir_out], nodir_out, [nodir_out]),
         # merge

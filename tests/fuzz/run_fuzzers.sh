@@ -6,25 +6,30 @@
 # executions, the coverage and the findings (crashes, sanitizer reports,
 # hangs, leaks, out-of-memory), with the first lines of each finding's report.
 #
-# usage: run_fuzzers.sh --seconds N [--build DIR] [--work DIR] [--only TARGET]
+# usage: run_fuzzers.sh --seconds N [--build DIR] [--work DIR] [--only TARGET] [--seed S]
 #   --build  the clang build directory (default: build-fuzz)
 #   --work   new corpus entries, findings and logs (default: DIR/work)
+#   --seed   libFuzzer's random seed (default: a new one each run); CI fixes
+#            it, so that its short run takes the same path every time
 # Exit status: 0 no finding, 1 a finding or a failed build, 77 clang or
 # libFuzzer missing (ctest reports it SKIPPED).
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
-seconds="" build="$src/build-fuzz" work="" only=""
+seconds="" build="$src/build-fuzz" work="" only="" seed=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
-    *) echo "usage: $0 --seconds N [--build DIR] [--work DIR] [--only TARGET]" >&2; exit 2 ;;
+    --seed) seed=(-seed="$2"); shift 2 ;;
+    *) echo "usage: $0 --seconds N [--build DIR] [--work DIR] [--only TARGET] [--seed S]" >&2; exit 2 ;;
   esac
 done
 [[ "$seconds" =~ ^[0-9]+$ ]] && [ "$seconds" -gt 0 ] || { echo "$0: --seconds N (N >= 1)" >&2; exit 2; }
-work="${work:-$build/work}"
+# Absolute: the targets run from inside the work directory.
+build="$(realpath -m "$build")"
+work="$(realpath -m "${work:-$build/work}")"
 # clang (Debian's clang-14 names its driver clang++-14 unless `clang` is installed too).
 cxx="${FUZZ_CXX:-}" cc="${FUZZ_CC:-}"
 for v in "" -14; do
@@ -72,7 +77,7 @@ for t in $(cat "$build/fuzz_targets.txt" | tr ';' ' '); do
   # -timeout: one input taking 10 s is a hang; memory above 2 GiB is a finding.
   (cd "$work" && timeout $((seconds + 300)) "$build/$t" -max_total_time="$seconds" -timeout=10 \
      -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 -max_len=65536 -error_exitcode=1 \
-     -artifact_prefix="$findings_dir/$t/" "${dict[@]}" "$work/$t" "$src/tests/fuzz/corpus/$t") \
+     -artifact_prefix="$findings_dir/$t/" "${seed[@]}" "${dict[@]}" "$work/$t" "$src/tests/fuzz/corpus/$t") \
     >"$log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
