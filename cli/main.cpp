@@ -3,7 +3,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "profiler/core/input_error.h"
+#include "profiler/core/progress.h"
 
 namespace {
 
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     std::cerr << "ddpscope: " << e.what() << " (see ddpscope --help)\n";
     return 2;
   }
+  ddpscope::cli::show_progress_on_terminal();
   try {
     for (auto& [sub, run] : commands) {
       if (!sub->parsed()) continue;
@@ -65,9 +68,11 @@ int main(int argc, char** argv) {
     }
   } catch (const ddpscope::InputError& e) {
     // The one place bad input becomes its line and exit 2 (input_error.h).
+    ddpscope::core::progress::finish();
     std::cerr << "ddpscope: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
+    ddpscope::core::progress::finish();
     std::cerr << "ddpscope: " << e.what() << "\n";
     return 1;
   }

@@ -1,12 +1,13 @@
 // `ddpscope report RUN.db [--html F] [--csv DIR] [--json F] [--trace F]
-//  [--ranks LIST] [--since S] [--until S]`: the run (or a part of it) at a
-// glance on the terminal, and any of the file formats.
+//  [--ranks LIST] [--since S] [--until S] [--iterations A-B]`: the run (or a
+// part of it) at a glance on the terminal, and any of the file formats.
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 
 #include "cli/commands.h"
 #include "profiler/analysis/analyze.h"
+#include "profiler/analysis/iteration_window.h"
 #include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/run_filter.h"
@@ -18,7 +19,7 @@ namespace ddpscope::cli {
 namespace {
 
 struct ReportArgs {
-  std::string path, html, csv, json, trace, ranks;
+  std::string path, html, csv, json, trace, ranks, iterations;
   std::optional<double> since, until;
   bool quiet = false;
 };
@@ -28,10 +29,20 @@ int run_report(const ReportArgs& a) {
   for (const auto* target : {&a.html, &a.json, &a.trace})
     if (!target->empty()) core::check_output_path(*target);
   store::RunReader reader(a.path);
-  auto filter = store::parse_run_filter(a.ranks, a.since, a.until, store::run_start_ns(reader));
+  const int64_t start = store::run_start_ns(reader);
+  auto filter = store::parse_run_filter(a.ranks, a.since, a.until, start);
   std::vector<int> recorded;
   for (const auto& p : reader.processes()) recorded.push_back(p.rank);
   store::check_ranks_exist(filter, recorded);
+  std::string part;
+  if (!a.iterations.empty()) {
+    auto w = analysis::iteration_window(reader, a.iterations, filter.ranks);
+    filter.since_ns = w.since_ns;
+    filter.until_ns = w.until_ns;
+    part = "iterations " + a.iterations + " of rank " + std::to_string(w.rank) + ": ";
+  }
+  part += store::describe(filter, start);
+  if (part.empty() && !filter.all()) part = "(filtered)";
   reader.set_filter(filter);
 
   auto run = analysis::analyze_run(reader);
@@ -41,6 +52,7 @@ int run_report(const ReportArgs& a) {
     overview.command = run.command;
     overview.processes = reader.processes();
     overview.collectives = reader.count("collectives");
+    overview.part = part;
     reports::print_overview(overview, std::cout);
     reports::print_op_table(run.ops, std::cout);
     std::cout << "\n";
@@ -78,8 +90,16 @@ Run add_report(CLI::App& app) {
                   "name is protobuf when the run has more than " +
                       std::to_string(reports::kJsonTraceMaxRows) + " event rows (docs/trace.md)");
   sub->add_option("--ranks", a->ranks, "only these ranks: numbers and ranges, e.g. 0,3,8-15");
-  sub->add_option("--since", a->since, "only events from S seconds after the run's start");
-  sub->add_option("--until", a->until, "only events before S seconds after the run's start");
+  auto* since =
+      sub->add_option("--since", a->since, "only events from S seconds after the run's start");
+  auto* until =
+      sub->add_option("--until", a->until, "only events before S seconds after the run's start");
+  sub->add_option("--iterations", a->iterations,
+                  "only iterations A to B (\"A-B\" or \"A\", 0-based as the report numbers "
+                  "them) of the lowest rank reported: the time from the start of A to the start "
+                  "of B+1")
+      ->excludes(since)
+      ->excludes(until);
   sub->add_flag("-q,--quiet", a->quiet, "no terminal summary");
   return [a] { return run_report(*a); };
 }

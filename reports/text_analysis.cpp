@@ -1,8 +1,10 @@
 #include "reports/text_analysis.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "reports/text_summary.h"
 
@@ -99,14 +101,36 @@ void print_nccl_choices(const analysis::RunAnalysis& run, std::ostream& out) {
   out << "\n";
 }
 
+void print_rank_row(const analysis::RankStats& r, std::ostream& out) {
+  line(out, "%-5d %-16s %12.3f %12.3f %12.3f %10.1f %12.2f %12.2f", r.rank, r.host.c_str(),
+       r.late_ms_median, r.late_ms_p95, r.iteration_late_ms_median, r.last_share_pct,
+       r.iter_ms_median, r.comm_ms_median);
+}
+
+// Past kRanksShown ranks a terminal shows the latest ranks and one line for
+// the rest: at 1,024 ranks the straggler must not scroll away. The CSV and
+// JSON keep every rank; `report --ranks` narrows the run.
+constexpr size_t kRanksShown = 16;
+
 void print_ranks(const analysis::RunAnalysis& run, std::ostream& out) {
   if (run.ranks.size() < 2) return;
+  const bool all = run.ranks.size() <= kRanksShown;
+  if (!all)
+    line(out, "ranks: the %zu latest of %zu (by median lateness)", kRanksShown, run.ranks.size());
   line(out, "%-5s %-16s %12s %12s %12s %10s %12s %12s", "rank", "host", "late ms med",
        "late ms p95", "iter late ms", "last %", "iter ms med", "comm ms med");
-  for (const auto& r : run.ranks)
-    line(out, "%-5d %-16s %12.3f %12.3f %12.3f %10.1f %12.2f %12.2f", r.rank, r.host.c_str(),
-         r.late_ms_median, r.late_ms_p95, r.iteration_late_ms_median, r.last_share_pct,
-         r.iter_ms_median, r.comm_ms_median);
+  std::vector<const analysis::RankStats*> order;
+  for (const auto& r : run.ranks) order.push_back(&r);
+  if (!all)
+    std::stable_sort(order.begin(), order.end(),
+                     [](auto* a, auto* b) { return a->late_ms_median > b->late_ms_median; });
+  for (size_t i = 0; i < order.size() && (all || i < kRanksShown); ++i)
+    print_rank_row(*order[i], out);
+  if (!all) {
+    double low = order.back()->late_ms_median, high = order[kRanksShown]->late_ms_median;
+    line(out, "... %zu more ranks, late ms med %.3f to %.3f (all in --csv and --json)",
+         order.size() - kRanksShown, low, high);
+  }
   out << "\n";
 }
 

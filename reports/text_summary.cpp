@@ -18,6 +18,7 @@ void print_overview(const RunOverview& run, std::ostream& out) {
   }
   out << "run        " << run.path << "\n";
   if (!run.command.empty()) out << "command    " << run.command << "\n";
+  if (!run.part.empty()) out << "part       " << run.part << "\n";
   out << "ranks      " << run.processes.size() << " recorded";
   if (world) out << " of world size " << world;
   out << " on " << hosts.size() << (hosts.size() == 1 ? " host" : " hosts") << "\n";

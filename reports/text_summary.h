@@ -16,6 +16,7 @@ struct RunOverview {
   std::string command;
   std::vector<ProcessRecord> processes;
   int64_t collectives = 0;
+  std::string part;  // what part of the run the report looks at ("": all of it)
 };
 
 void print_overview(const RunOverview& run, std::ostream& out);

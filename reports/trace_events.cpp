@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "profiler/core/progress.h"
+
 namespace ddpscope::reports::trace {
 namespace {
 
@@ -83,14 +85,16 @@ class Tracks {
 
 // The earliest time of any event, so timestamps start near 0 (wall-clock ns
 // since 1970 do not fit a double's precision as microseconds).
-int64_t earliest_ns(store::Connection& db) {
-  store::Statement s(
-      db,
-      "SELECT min(t) AS earliest_time FROM (SELECT min(host_start_ns) AS t FROM collectives "
-      "UNION ALL SELECT min(start_ns) FROM collectives "
-      "UNION ALL SELECT min(start_ns) FROM kernels "
-      "UNION ALL SELECT min(start_ns) FROM ranges "
-      "UNION ALL SELECT min(start_ns) FROM syncs)");
+int64_t earliest_ns(store::RunReader& reader) {
+  auto w = [&](const char* table) { return std::string(" WHERE ") + reader.where(table); };
+  store::Statement s(reader.connection(),
+                     "SELECT min(t) AS earliest_time FROM (SELECT min(host_start_ns) AS t FROM "
+                     "collectives" +
+                         w("collectives") + " UNION ALL SELECT min(start_ns) FROM collectives" +
+                         w("collectives") + " UNION ALL SELECT min(start_ns) FROM kernels" +
+                         w("kernels") + " UNION ALL SELECT min(start_ns) FROM ranges" +
+                         w("ranges") + " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") +
+                         ")");
   // time(): a stored value outside the time range is a damaged file, not an
   // origin every other time would overflow against.
   return s.step() && !s.is_null(0) ? s.time(0) : 0;
@@ -146,10 +150,11 @@ Track kernel_track(std::string_view kind, bool for_collective, std::string_view 
 // kernels one after another and they are stored as they complete, so a
 // track's kernels come nearly in order of time (which keeps the Perfetto
 // writer to one lane per track; it is correct in any order).
-void walk_kernels(TraceSink& sink, Tracks& tracks, store::Connection& db) {
-  store::Statement s(db,
+void walk_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
+  store::Statement s(reader.connection(),
                      "SELECT rank, stream, name, start_ns, end_ns, kind, collective_id, "
-                     "correlation, device FROM kernels WHERE start_ns IS NOT NULL");
+                     "correlation, device FROM kernels WHERE start_ns IS NOT NULL AND " +
+                         reader.where("kernels"));
   while (s.step()) {
     int rank = int(s.int64(0));
     std::string_view name = s.text_view(2);  // no copies: millions of rows
@@ -165,15 +170,19 @@ void walk_kernels(TraceSink& sink, Tracks& tracks, store::Connection& db) {
 // NVTX ranges are stored when they end, so an enclosing range comes after the
 // ranges it encloses: ordered by start (longest first on a tie), a track's
 // slices arrive as they nest. Syncs are calls of one thread, in order already.
-constexpr const char* kRangesSql =
-    "SELECT rank, tid, name, start_ns, end_ns, domain FROM ranges WHERE start_ns IS NOT NULL "
-    "ORDER BY rank, tid, domain, start_ns, end_ns DESC";
-constexpr const char* kSyncsSql =
-    "SELECT rank, tid, call, start_ns, end_ns, '' FROM syncs WHERE start_ns IS NOT NULL";
+std::string ranges_sql(const store::RunReader& reader) {
+  return "SELECT rank, tid, name, start_ns, end_ns, domain FROM ranges WHERE start_ns IS NOT NULL "
+         "AND " +
+         reader.where("ranges") + " ORDER BY rank, tid, domain, start_ns, end_ns DESC";
+}
+std::string syncs_sql(const store::RunReader& reader) {
+  return "SELECT rank, tid, call, start_ns, end_ns, '' FROM syncs WHERE start_ns IS NOT NULL AND " +
+         reader.where("syncs");
+}
 
 // Host-thread intervals: NVTX ranges (a track per thread and domain) and
 // synchronising calls. `sql` selects rank, tid, name, start_ns, end_ns, domain.
-void walk_host_spans(TraceSink& sink, Tracks& tracks, store::Connection& db, const char* sql,
+void walk_host_spans(TraceSink& sink, Tracks& tracks, store::Connection& db, const std::string& sql,
                      Track kind, const char* cat) {
   store::Statement s(db, sql);
   while (s.step()) {
@@ -182,17 +191,38 @@ void walk_host_spans(TraceSink& sink, Tracks& tracks, store::Connection& db, con
   }
 }
 
+// Passes every call on, counting the slices for the progress line.
+class CountingSink : public TraceSink {
+ public:
+  CountingSink(TraceSink& sink, uint64_t rows) : sink_(sink), slices_("trace: events", rows) {}
+  void begin(const RunInfo& run) override { sink_.begin(run); }
+  void process(int rank, const std::string& name) override { sink_.process(rank, name); }
+  void track(const TrackInfo& t) override { sink_.track(t); }
+  void slice(const Slice& s) override {
+    slices_.tick();
+    sink_.slice(s);
+  }
+  void end() override { sink_.end(); }
+
+ private:
+  TraceSink& sink_;
+  core::progress::Counter slices_;
+};
+
 }  // namespace
 
-void walk_run(store::RunReader& reader, TraceSink& sink) {
+void walk_run(store::RunReader& reader, TraceSink& out) {
+  // Host enqueues are slices too: the count may pass the rows a little.
+  CountingSink sink(out, uint64_t(event_rows(reader)));
   auto& db = reader.connection();
-  sink.begin({reader.path(), reader.timeline(), earliest_ns(db)});
+  sink.begin({reader.path(), reader.timeline(), earliest_ns(reader)});
   Tracks tracks(sink, reader.processes());
   walk_collectives(sink, tracks, reader);
-  walk_kernels(sink, tracks, db);
-  walk_host_spans(sink, tracks, db, kRangesSql, Track::nvtx, "nvtx");
-  walk_host_spans(sink, tracks, db, kSyncsSql, Track::syncs, "sync");
+  walk_kernels(sink, tracks, reader);
+  walk_host_spans(sink, tracks, db, ranges_sql(reader), Track::nvtx, "nvtx");
+  walk_host_spans(sink, tracks, db, syncs_sql(reader), Track::syncs, "sync");
   sink.end();
+  core::progress::finish();
 }
 
 int64_t event_rows(store::RunReader& reader) {

@@ -10,7 +10,8 @@ std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader) {
   std::map<int, std::vector<Interval>> out;
   store::Statement st(reader.connection(),
                       "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'compute' AND "
-                      "start_ns IS NOT NULL AND end_ns IS NOT NULL");
+                      "start_ns IS NOT NULL AND end_ns IS NOT NULL AND " +
+                          reader.where("kernels"));
   while (st.step()) out[int(st.int64(0))].push_back({st.time(1), st.time(2)});
   return out;
 }
@@ -52,6 +53,7 @@ std::vector<IterationStats> iteration_stats(const RankView& v) {
     }
     s.start_ns = first;
     s.end_ns = last_end;
+    s.comm_end_ns = last_end;
     if (k + 1 < its.size()) {
       s.end_ns = v.ddp[its[k + 1].first].start;
       s.iter_ms = double(s.end_ns - s.start_ns) / 1e6;

@@ -27,6 +27,7 @@ struct IterationStats {
   double exposed_ms = 0;    // comm not hidden behind compute (see docs/analysis.md)
   int buckets = 0;
   bool shadow = false;  // a joined rank shadowing the others (join()): not its own step
+  int64_t comm_end_ns = 0;  // its last bucket's end: every rank launched its buckets by then
 };
 
 // One DDP bucket position (index in DDP's reduction order), over the steady

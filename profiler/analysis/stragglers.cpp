@@ -1,6 +1,7 @@
 #include "profiler/analysis/stragglers.h"
 
 #include <algorithm>
+#include <set>
 
 #include "profiler/core/stats.h"
 
@@ -14,13 +15,23 @@ bool synchronising(Op op) {
          op == Op::alltoall || op == Op::barrier;
 }
 
-// Collectives complete on every rank of their communicator, by key.
+// Collectives issued by every rank of their communicator that the analysis
+// sees, by key: all of its `nranks` in a whole run; in a part of one
+// (`report --ranks`), or a run missing a rank's file, the members present.
+// A collective some present member lacks (cut by a time window, an event
+// dropped) is left out: its first arrival may be missing.
 std::map<Key, std::vector<const Call*>> complete_groups(const std::vector<Call>& calls) {
   std::map<Key, std::vector<const Call*>> groups;
+  std::map<uint64_t, std::set<int>> members;  // comm -> ranks seen on it
   for (const auto& c : calls)
-    if (c.nranks > 1) groups[{c.comm_id, c.seq}].push_back(&c);
-  for (auto it = groups.begin(); it != groups.end();)
-    it = int(it->second.size()) == it->second.front()->nranks ? std::next(it) : groups.erase(it);
+    if (c.nranks > 1) {
+      groups[{c.comm_id, c.seq}].push_back(&c);
+      members[c.comm_id].insert(c.rank);
+    }
+  for (auto it = groups.begin(); it != groups.end();) {
+    size_t expected = std::min(members[it->first.first].size(), size_t(it->second.front()->nranks));
+    it = it->second.size() == expected && expected > 1 ? std::next(it) : groups.erase(it);
+  }
   return groups;
 }
 

@@ -19,7 +19,7 @@ struct Lateness {
   std::map<int, int> last_count;               // collectives the rank entered last
   std::map<int, double> correction_us;         // clock correction per rank, mid-run
   ClockSync clocks;                            // per host: offset, drift, residual
-  int matched = 0;                             // collectives seen on every rank
+  int matched = 0;                             // collectives seen on every member present
   // Per (comm_id, seq) the lateness of each rank, for per-iteration views.
   std::map<std::pair<uint64_t, uint64_t>, std::map<int, double>> by_collective;
 };

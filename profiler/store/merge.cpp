@@ -8,6 +8,7 @@
 #include <map>
 
 #include "profiler/core/atomic_file.h"
+#include "profiler/core/progress.h"
 #include "profiler/store/nccl_join.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/schema.h"
@@ -108,6 +109,7 @@ MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::
     if (fs::equivalent(p, out_path, ec))
       throw InputError(out_path, "is one of the rank files being merged (choose another -o)");
     inputs.push_back(inspect(p));
+    core::progress::update("merge: reading rank files", inputs.size(), paths.size());
     int rank = inputs.back().process.rank;
     if (auto [it, fresh] = seen.emplace(rank, p); !fresh)
       throw InputError(p, "rank " + std::to_string(rank) + " is also claimed by " + it->second);
@@ -119,15 +121,18 @@ MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::
       out.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
       create_schema(out);
       write_meta(out, inputs);
-      for (const auto& in : inputs) {
-        copy_rank(out, in);
-        summary.dropped_events += in.process.dropped_events;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        copy_rank(out, inputs[i]);
+        summary.dropped_events += inputs[i].process.dropped_events;
+        core::progress::update("merge: rank files", i + 1, inputs.size());
       }
+      core::progress::update("merge: indexing", 0, 0);
       create_indexes(out);
       Statement n(out, "SELECT count(*) FROM collectives");
       summary.collectives = n.step() ? n.int64(0) : 0;
     }
   });
+  core::progress::finish();
   summary.ranks = int(inputs.size());
   return summary;
 }

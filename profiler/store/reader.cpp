@@ -67,6 +67,15 @@ std::string RunReader::filter_sql(const TableSpec& t) const {
   return sql;
 }
 
+std::string RunReader::where(const std::string& table) const {
+  for (const TableSpec* t : tables())
+    if (table == t->name) {
+      std::string sql = filter_sql(*t);
+      return sql.empty() ? "1" : "(" + sql + ")";
+    }
+  return "1";
+}
+
 std::map<std::string, std::string> RunReader::meta() {
   std::map<std::string, std::string> m;
   Statement s(*conn_, "SELECT key, value FROM meta");

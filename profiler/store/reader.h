@@ -64,6 +64,9 @@ class RunReader {
 
   void set_filter(RunFilter f) { filter_ = std::move(f); }
   const RunFilter& filter() const { return filter_; }
+  // The filter's SQL condition for the table named, for a query of one's own
+  // ("1" when it keeps everything): `... WHERE <cond> AND ` + where("kernels").
+  std::string where(const std::string& table) const;
 
  private:
   // The filter's SQL condition for table `t` ("" when it keeps everything).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+
 #include "profiler/core/input_error.h"
 
 namespace ddpscope::store {
@@ -42,7 +44,7 @@ std::vector<int> parse_ranks(const std::string& list) {
 int64_t at(const char* flag, double s, int64_t origin) {
   if (!std::isfinite(s) || s < 0 || s > 1e7)
     throw InputError(std::string(flag) + ": " + std::to_string(s) +
-                                " is not a number of seconds after the run's start (0 to 1e7)");
+                     " is not a number of seconds after the run's start (0 to 1e7)");
   return origin + int64_t(std::llround(s * 1e9));
 }
 
@@ -66,7 +68,41 @@ void check_ranks_exist(const RunFilter& f, const std::vector<int>& recorded) {
   std::string have;
   for (int r : recorded) have += (have.empty() ? "" : ",") + std::to_string(r);
   throw InputError("--ranks: none of these ranks is in the run (it has " +
-                              (have.empty() ? std::string("none") : have) + ")");
+                   (have.empty() ? std::string("none") : have) + ")");
+}
+
+namespace {
+
+// "0-3,7": runs of consecutive ranks as ranges.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string seconds_after(int64_t ns, int64_t start) {
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.3f s", double(ns - start) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+std::string describe(const RunFilter& f, int64_t run_start) {
+  std::string out;
+  if (!f.ranks.empty()) out = "ranks " + rank_list(f.ranks);
+  if (f.since_ns == INT64_MIN && f.until_ns == INT64_MAX) return out;
+  out += out.empty() ? "" : ", ";
+  out += f.since_ns == INT64_MIN ? "the start" : seconds_after(f.since_ns, run_start);
+  out += " to ";
+  out += f.until_ns == INT64_MAX ? "the end" : seconds_after(f.until_ns, run_start);
+  return out + " after the start";
 }
 
 int64_t run_start_ns(RunReader& reader) {

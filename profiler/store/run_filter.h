@@ -19,6 +19,10 @@ RunFilter parse_run_filter(const std::string& ranks, std::optional<double> since
 // is among `recorded` (sorted): an empty report would look like a bug.
 void check_ranks_exist(const RunFilter& f, const std::vector<int>& recorded);
 
+// The part in words, for the report's header: "ranks 2-4, 1.200 s to 2.400 s
+// after the start" ("" for the whole run).
+std::string describe(const RunFilter& f, int64_t run_start_ns);
+
 // The run's first process start on its timeline (0 if unknown).
 int64_t run_start_ns(RunReader& reader);
 

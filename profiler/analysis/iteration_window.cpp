@@ -1,0 +1,71 @@
+#include "profiler/analysis/iteration_window.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "profiler/analysis/analyze.h"
+#include "profiler/core/input_error.h"
+
+namespace ddpscope::analysis {
+namespace {
+
+int iteration_number(const std::string& s, const std::string& spec) {
+  size_t used = 0;
+  long v = -1;
+  try {
+    v = std::stol(s, &used);
+  } catch (const std::exception&) {
+  }
+  if (s.empty() || used != s.size() || v < 0 || v > INT_MAX / 2)
+    throw InputError("--iterations " + spec + ": '" + s + "' is not an iteration number (from 0)");
+  return int(v);
+}
+
+// The rank whose iterations number the window: the lowest asked for that the run has.
+int numbering_rank(store::RunReader& reader, const std::vector<int>& ranks) {
+  std::vector<int> recorded;
+  for (const auto& p : reader.processes()) recorded.push_back(p.rank);
+  std::sort(recorded.begin(), recorded.end());
+  for (int r : recorded)
+    if (ranks.empty() || std::binary_search(ranks.begin(), ranks.end(), r)) return r;
+  throw InputError("--iterations: none of the ranks asked for is in the run");
+}
+
+}  // namespace
+
+IterationWindow iteration_window(store::RunReader& reader, const std::string& spec,
+                                 const std::vector<int>& ranks) {
+  IterationWindow w;
+  const size_t dash = spec.find('-');
+  w.first = iteration_number(spec.substr(0, dash), spec);
+  w.last = dash == std::string::npos ? w.first : iteration_number(spec.substr(dash + 1), spec);
+  if (w.last < w.first) throw InputError("--iterations " + spec + ": the range is empty");
+  w.rank = numbering_rank(reader, ranks);
+
+  // One rank's analysis: a 1/N share of the run's cost.
+  const store::RunFilter kept = reader.filter();
+  store::RunFilter one;
+  one.ranks = {w.rank};
+  reader.set_filter(one);
+  const RunAnalysis run = analyze_run(reader);
+  reader.set_filter(kept);
+
+  const IterationStats *before = nullptr, *first = nullptr, *last = nullptr;
+  int count = 0;
+  for (const auto& s : run.iteration_list) {
+    if (s.rank != w.rank) continue;
+    ++count;
+    if (s.index == w.first) first = &s;
+    if (s.index == w.last) last = &s;
+    if (s.index + 1 == w.first) before = &s;
+  }
+  if (!first || !last)
+    throw InputError("--iterations " + spec + ": rank " + std::to_string(w.rank) +
+                     (count ? " has iterations 0 to " + std::to_string(count - 1)
+                            : " has no iterations (no repeating DDP all-reduce pattern)"));
+  w.since_ns = before ? before->comm_end_ns : INT64_MIN;
+  w.until_ns = last->comm_end_ns + 1;
+  return w;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,33 @@
+// Progress of long work (merge, analysis, trace writing) for whoever shows
+// it. The libraries report (stage, done, total); the CLI installs a sink that
+// draws one line on a terminal (cli/progress_line.cpp). Without a sink —
+// tests, pipes, the tuner's children — a report costs a load and a branch.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace ddpscope::core::progress {
+
+// `total` 0: unknown. A sink must be cheap or rate-limit itself.
+using Sink = void (*)(std::string_view stage, uint64_t done, uint64_t total);
+
+void set_sink(Sink sink);  // nullptr: nobody watches
+void update(std::string_view stage, uint64_t done, uint64_t total);
+void finish();  // the work is over: a sink clears its line (update with total 0 and done 0)
+
+// For loops over many rows: reports the first tick (the stage began), then
+// every 65,536.
+class Counter {
+ public:
+  Counter(std::string_view stage, uint64_t total) : stage_(stage), total_(total) {}
+  void tick() {
+    if ((++done_ & 0xFFFF) == 0 || done_ == 1) update(stage_, done_, total_);
+  }
+
+ private:
+  std::string_view stage_;
+  uint64_t total_, done_ = 0;
+};
+
+}  // namespace ddpscope::core::progress
