@@ -2,24 +2,14 @@
 
 #include <algorithm>
 #include <climits>
+#include <tuple>
 
 #include "profiler/analysis/analyze.h"
+#include "profiler/core/index_ranges.h"
 #include "profiler/core/input_error.h"
 
 namespace ddpscope::analysis {
 namespace {
-
-int iteration_number(const std::string& s, const std::string& spec) {
-  size_t used = 0;
-  long v = -1;
-  try {
-    v = std::stol(s, &used);
-  } catch (const std::exception&) {
-  }
-  if (s.empty() || used != s.size() || v < 0 || v > INT_MAX / 2)
-    throw InputError("--iterations " + spec + ": '" + s + "' is not an iteration number (from 0)");
-  return int(v);
-}
 
 // The rank whose iterations number the window: the lowest asked for that the run has.
 int numbering_rank(store::RunReader& reader, const std::vector<int>& ranks) {
@@ -36,10 +26,9 @@ int numbering_rank(store::RunReader& reader, const std::vector<int>& ranks) {
 IterationWindow iteration_window(store::RunReader& reader, const std::string& spec,
                                  const std::vector<int>& ranks) {
   IterationWindow w;
-  const size_t dash = spec.find('-');
-  w.first = iteration_number(spec.substr(0, dash), spec);
-  w.last = dash == std::string::npos ? w.first : iteration_number(spec.substr(dash + 1), spec);
-  if (w.last < w.first) throw InputError("--iterations " + spec + ": the range is empty");
+  const auto ranges = core::parse_index_ranges(spec, "--iterations", INT_MAX / 2, "an iteration");
+  if (ranges.size() != 1) throw InputError("--iterations " + spec + ": one range, e.g. 100-109");
+  std::tie(w.first, w.last) = ranges.front();
   w.rank = numbering_rank(reader, ranks);
 
   // One rank's analysis: a 1/N share of the run's cost.

@@ -4,38 +4,16 @@
 #include <cmath>
 #include <cstdio>
 
+#include "profiler/core/index_ranges.h"
 #include "profiler/core/input_error.h"
 
 namespace ddpscope::store {
 namespace {
 
-int rank_number(const std::string& s, const std::string& list) {
-  size_t used = 0;
-  long v = -1;
-  try {
-    v = std::stol(s, &used);
-  } catch (const std::exception&) {
-  }
-  if (s.empty() || used != s.size() || v < 0 || v > 1'000'000)
-    throw InputError("--ranks " + list + ": '" + s + "' is not a rank (0 to 1000000)");
-  return int(v);
-}
-
 std::vector<int> parse_ranks(const std::string& list) {
   std::vector<int> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string item = list.substr(start, comma == std::string::npos ? comma : comma - start);
-    size_t dash = item.find('-');
-    int lo = rank_number(item.substr(0, dash), list);
-    int hi = dash == std::string::npos ? lo : rank_number(item.substr(dash + 1), list);
-    if (hi < lo) throw InputError("--ranks " + list + ": range '" + item + "' is empty");
-    if (hi - lo > 1'000'000) throw InputError("--ranks " + list + ": range too large");
-    for (int r = lo; r <= hi; ++r) out.push_back(r);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (auto [first, last] : core::parse_index_ranges(list, "--ranks", 1'000'000, "a rank"))
+    for (int r = first; r <= last; ++r) out.push_back(r);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

@@ -117,7 +117,7 @@ class ReportParts(unittest.TestCase):
         self.assertEqual(r.stderr, "ddpscope: --iterations 30-45: rank 0 has iterations 0 to 39\n")
         r = run("report", self.run_db, "--iterations", "5-x")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("--iterations 5-x: 'x' is not an iteration number", r.stderr)
+        self.assertIn("--iterations 5-x: 'x' is not an iteration (0 to ", r.stderr)
 
     def test_part_is_named_on_the_terminal(self):
         r = run("report", self.run_db, "--iterations", "10-19", "--ranks", "2-5,9")
