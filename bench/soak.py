@@ -18,7 +18,10 @@ Per round:
   bound is 2 x flush + the longest step gap of the last second.
 The other half, memory: the job recorded for a quarter of the time, then run
 for as long by torchrun without ddpscope; rank 0's resident memory sampled
-every second; its growth over the second half of each run (MiB per minute).
+every second, all of it and its anonymous part (the heap, the injector's
+rings; the rest holds the rank file's mapped pages, which grow with it); the
+growth over the second half of each run (MiB per minute).
+SOAK_PHASES=kill or =memory runs one half (for MINUTES/2 either way).
 """
 import glob
 import os
@@ -111,19 +114,38 @@ def kill_round(work, n):
     return result
 
 
-def rss_mib(pid):
+def memory_mib(pid):
+    """(all resident, anonymous) memory in MiB: the anonymous part is the heap
+    and the injector's rings; the rest includes the pages of the rank file
+    SQLite maps, which grow with the file and are the OS's file cache."""
+    fields = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "RssAnon"):
+                    fields[key] = int(value.split()[0]) / 1024
     except FileNotFoundError:
-        pass
-    return None
+        return None
+    return (fields["VmRSS"], fields["RssAnon"]) if len(fields) == 2 else None
+
+
+def slope_per_minute(samples):
+    """Least-squares MiB per minute over the second half of (time, MiB)."""
+    half = samples[len(samples) // 2:]
+    if len(half) < 2:
+        return 0.0
+    t0 = half[0][0]
+    xs = [(t - t0) / 60 for t, _ in half]
+    ys = [m for _, m in half]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
 
 
 def memory_run(work, seconds, recorded):
-    """Rank 0's RSS every second; (first, last, MiB per minute over the second half)."""
+    """Rank 0's memory every second: first, last and MiB per minute over the
+    second half, of all resident memory and of its anonymous part."""
     job = os.path.join(work, "job-recorded" if recorded else "job-plain")
     os.makedirs(job)
     inner = [PYTHON, JOB, "--out", job, "--seconds", str(seconds)]
@@ -134,22 +156,17 @@ def memory_run(work, seconds, recorded):
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wait_for(lambda: os.path.exists(os.path.join(job, "pid-rank0")), 120)
     pid = pid_of(job, 0)
-    samples = []
+    rss, anon = [], []
     while p.poll() is None:
-        m = rss_mib(pid)
+        m = memory_mib(pid)
         if m is not None:
-            samples.append((time.monotonic(), m))
+            rss.append((time.monotonic(), m[0]))
+            anon.append((time.monotonic(), m[1]))
         time.sleep(1)
-    half = samples[len(samples) // 2:]
-    slope = 0.0
-    if len(half) >= 2:  # least squares over the second half
-        t0 = half[0][0]
-        xs = [(t - t0) / 60 for t, _ in half]
-        ys = [m for _, m in half]
-        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        den = sum((x - mx) ** 2 for x in xs)
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
-    return samples[0][1] if samples else 0, samples[-1][1] if samples else 0, slope, len(steps(job, 0))
+    if not rss:
+        return None
+    return {"steps": len(steps(job, 0)), "rss": (rss[0][1], rss[-1][1], slope_per_minute(rss)),
+            "anon": (anon[0][1], anon[-1][1], slope_per_minute(anon))}
 
 
 def main():
@@ -163,7 +180,8 @@ def main():
           f"python {PYTHON}; flush {FLUSH_MS} ms")
     print(f"{'round':>5} {'victim':>6} {'steps':>6} {'exit':>5} {'files':>6} {'reads':>6} "
           f"{'merge':>6} {'lost ms':>8} {'bound ms':>9}  result")
-    end = time.monotonic() + minutes * 30
+    phases = os.environ.get("SOAK_PHASES", "kill,memory").split(",")
+    end = time.monotonic() + (minutes * 30 if "kill" in phases else 0)
     rounds, failed, lost = 0, 0, []
     while time.monotonic() < end:
         rounds += 1
@@ -183,12 +201,22 @@ def main():
     if lost:
         print(f"kill rounds: {rounds}, failed {failed}; lost before the kill: "
               f"median {sorted(lost)[len(lost) // 2]:.1f} ms, worst {max(lost):.1f} ms")
+    if "memory" not in phases:
+        shutil.rmtree(work, ignore_errors=True)
+        return 1 if failed else 0
     seconds = max(30, int(minutes * 15))
     print(f"\nmemory: rank 0's RSS, {seconds} s recorded, then {seconds} s without ddpscope")
     for recorded in (True, False):
-        first, last, slope, n = memory_run(work, seconds, recorded)
-        print(f"  {'recorded' if recorded else 'plain   '}  {n:>6} steps  RSS {first:7.1f} -> "
-              f"{last:7.1f} MiB, second half {slope:+.2f} MiB/min")
+        m = memory_run(work, seconds, recorded)
+        name = "recorded" if recorded else "plain   "
+        if m is None:
+            print(f"  {name}  the job did not run")
+            failed += 1
+            continue
+        for kind in ("rss", "anon"):
+            first, last, slope = m[kind]
+            print(f"  {name}  {m['steps']:>6} steps  {'RSS ' if kind == 'rss' else 'heap'} "
+                  f"{first:7.1f} -> {last:7.1f} MiB, second half {slope:+.2f} MiB/min")
     shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
 
