@@ -6,6 +6,7 @@
 #include <set>
 
 #include "profiler/analysis/ddp_account.h"
+#include "profiler/analysis/kernel_overlap.h"
 #include "profiler/analysis/nccl_choices.h"
 #include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
@@ -223,6 +224,20 @@ std::vector<DdpInstanceSummary> ddp_instances(const std::map<int, RankAccount>& 
   return out;
 }
 
+// HTA's overlap figure per rank, from the compute union the views hold.
+void rank_kernel_overlap(RunAnalysis& run, store::RunReader& reader,
+                         const std::vector<RankView>& views) {
+  auto comm = device_comm(reader);
+  static const std::vector<Interval> kNone;
+  for (auto& r : run.ranks) {
+    auto c = comm.find(r.rank);
+    if (c == comm.end()) continue;
+    auto v = std::find_if(views.begin(), views.end(), [&](auto& x) { return x.rank == r.rank; });
+    bool kernels = v != views.end() && v->compute_from_kernels;
+    r.kernel_overlap_pct = kernel_overlap(std::move(c->second), kernels ? v->compute : kNone).pct();
+  }
+}
+
 std::vector<RoleStats> role_stats(const std::vector<Call>& calls) {
   std::map<CollectiveRole, RoleStats> by;
   for (const auto& c : calls) {
@@ -306,6 +321,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   run.nccl_choices = nccl_choice_stats(calls, choices);
   rank_summary(run, calls, procs, views);
   rank_iterations(run, views);
+  rank_kernel_overlap(run, reader, views);
   run.ddp = ddp_instances(accounts, views);
   run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);

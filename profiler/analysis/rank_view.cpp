@@ -44,13 +44,15 @@ std::vector<IterationStats> iteration_stats(const RankView& v) {
     s.shadow = its[k].shadow;
     s.buckets = int(its[k].count);
     std::vector<Interval> comm;
-    int64_t first = INT64_MAX, last_end = INT64_MIN;
+    int64_t first = INT64_MAX, last_end = INT64_MIN, launch = INT64_MAX;
     for (size_t i = its[k].first; i < its[k].first + its[k].count; ++i) {
       comm.push_back(interval_of(v.ddp[i]));
       first = std::min(first, v.ddp[i].start);
       last_end = std::max(last_end, v.ddp[i].end);
+      if (v.ddp[i].host_start != kNoTime) launch = std::min(launch, v.ddp[i].host_start);
     }
     s.start_ns = first;
+    s.launch_ns = launch == INT64_MAX ? first : launch;
     s.end_ns = last_end;
     if (k + 1 < its.size()) {
       s.end_ns = v.ddp[its[k + 1].first].start;
