@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "profiler/analysis/kernel_overlap.h"
 #include "reports/json_text.h"
 #include "reports/kineto_json.h"
 #include "reports/kineto_trace.h"
@@ -154,8 +155,7 @@ class RankTrace {
             collective_args(l);
             out_.complete("cpu_op", op_name(l), host_pid_, c.tid, c.host_start_ns, c.host_end_ns);
           }
-          bool device_span = c.timing == Timing::event || c.timing == Timing::kernel_channels;
-          if (!l.gloo && device_span && c.start_ns != kNoTime) device_event(l);
+          if (!l.gloo && analysis::device_span_without_kernels(c)) device_event(l);
           if (!l.gloo) launchers_.emplace(c.id, l);  // for its kernels, if it has some
         },
         "rank = " + std::to_string(p_.rank));

@@ -225,9 +225,12 @@ std::vector<DdpInstanceSummary> ddp_instances(const std::map<int, RankAccount>& 
 }
 
 // HTA's overlap figure per rank, from the compute union the views hold.
+// `comm`: the device spans of collectives without kernel rows.
 void rank_kernel_overlap(RunAnalysis& run, store::RunReader& reader,
-                         const std::vector<RankView>& views) {
-  auto comm = device_comm(reader);
+                         const std::vector<RankView>& views,
+                         std::map<int, std::vector<Interval>> comm) {
+  for (auto& [rank, kernels] : comm_kernels(reader))
+    comm[rank].insert(comm[rank].end(), kernels.begin(), kernels.end());
   static const std::vector<Interval> kNone;
   for (auto& r : run.ranks) {
     auto c = comm.find(r.rank);
@@ -291,8 +294,10 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   OpSummarizer ops;
   Timing best = Timing::none;
   int64_t origin = INT64_MAX;
+  std::map<int, std::vector<Interval>> device_spans;  // for the kernel overlap
   reader.for_each_collective([&](const CollectiveRecord& c) {
     ops.add(c);
+    if (device_span_without_kernels(c)) device_spans[c.rank].push_back({c.start_ns, c.end_ns});
     calls.push_back(to_call(c));
     best = std::max(best, c.timing);
     origin = std::min(origin, c.host_start_ns);
@@ -321,7 +326,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   run.nccl_choices = nccl_choice_stats(calls, choices);
   rank_summary(run, calls, procs, views);
   rank_iterations(run, views);
-  rank_kernel_overlap(run, reader, views);
+  rank_kernel_overlap(run, reader, views, std::move(device_spans));
   run.ddp = ddp_instances(accounts, views);
   run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);

@@ -8,19 +8,21 @@ double KernelOverlap::pct() const {
   return comm_ns > 0 ? 100.0 * double(overlapped_ns) / double(comm_ns) : NAN;
 }
 
-std::map<int, std::vector<Interval>> device_comm(store::RunReader& reader) {
+bool device_span_without_kernels(const CollectiveRecord& c) {
+  return (c.timing == Timing::event || c.timing == Timing::kernel_channels) &&
+         c.start_ns != kNoTime && c.end_ns != kNoTime;
+}
+
+// A few columns by hand: the kernels of a large run are millions.
+std::map<int, std::vector<Interval>> comm_kernels(store::RunReader& reader) {
+  std::string sql =
+      "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'comm' AND start_ns IS NOT NULL "
+      "AND end_ns IS NOT NULL";
+  std::string filter = reader.filter_sql(store::Row<KernelRecord>::table());
+  if (!filter.empty()) sql += " AND " + filter;
   std::map<int, std::vector<Interval>> out;
-  reader.for_each<KernelRecord>(
-      [&](const KernelRecord& k) {
-        out[k.rank].push_back({k.start_ns, k.end_ns});
-      },
-      "kind = 'comm' AND start_ns IS NOT NULL AND end_ns IS NOT NULL");
-  // A CUPTI-timed collective's kernels are rows above; these have none.
-  reader.for_each_collective(
-      [&](const CollectiveRecord& c) {
-        out[c.rank].push_back({c.start_ns, c.end_ns});
-      },
-      "timing IN ('event', 'kernel_channels') AND start_ns IS NOT NULL AND end_ns IS NOT NULL");
+  store::Statement st(reader.connection(), sql);
+  while (st.step()) out[int(st.int64(0))].push_back({st.time(1), st.time(2)});
   return out;
 }
 

@@ -21,11 +21,16 @@ struct KernelOverlap {
   double pct() const;
 };
 
-// Device communication per rank: its kernels of kind `comm` and, for a
-// collective timed on the device without kernel rows (CUDA events, NCCL's
-// profiler plugin), its device span. Not yet unioned. Read through the
-// reader's filter.
-std::map<int, std::vector<Interval>> device_comm(store::RunReader& reader);
+// Device communication is a rank's kernels of kind `comm` and, for each
+// collective timed on the device without kernel rows, its device span:
+// CUDA events or NCCL's profiler plugin timed it (a CUPTI-timed collective's
+// kernels are rows of their own; a host-timed one never reached a device
+// timer).
+bool device_span_without_kernels(const CollectiveRecord& c);
+
+// Every rank's kernels of kind `comm`, read through the reader's filter; not
+// yet unioned.
+std::map<int, std::vector<Interval>> comm_kernels(store::RunReader& reader);
 
 // One rank's figure: `comm` its device communication, `compute` the union
 // (union_of) of its compute kernels on every stream.

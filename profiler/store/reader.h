@@ -64,11 +64,11 @@ class RunReader {
 
   void set_filter(RunFilter f) { filter_ = std::move(f); }
   const RunFilter& filter() const { return filter_; }
-
- private:
-  // The filter's SQL condition for table `t` ("" when it keeps everything).
+  // The filter's SQL condition for table `t` ("" when it keeps everything),
+  // for a query that reads a few columns of many rows itself.
   std::string filter_sql(const TableSpec& t) const;
 
+ private:
   std::unique_ptr<Connection> conn_;
   int version_ = 0;
   RunFilter filter_;

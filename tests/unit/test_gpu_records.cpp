@@ -156,7 +156,7 @@ TEST_CASE("kernel overlap per rank: comm kernels' union against compute's, and d
                   kernel(0, KernelKind::compute, 2000, 2100, 0, 1),
                   kernel(0, KernelKind::compute, 7000, 8000, 0, 1)});
   RunReader r(path);
-  auto comm = analysis::device_comm(r);
+  auto comm = analysis::comm_kernels(r);
   REQUIRE(comm.size() == 1);
   CHECK(comm[0].size() == 2);
   std::vector<analysis::Interval> compute;
@@ -194,7 +194,12 @@ TEST_CASE("kernel overlap counts collectives timed on the device without kernel 
     w.close();
   }
   RunReader r(path);
-  auto comm = analysis::device_comm(r);
-  REQUIRE(comm[0].size() == 1);
-  CHECK(analysis::kernel_overlap(comm[0], {{10500, 12000}}).pct() == Approx(50.0));
+  CHECK(analysis::comm_kernels(r).empty());
+  auto c = r.collectives();
+  REQUIRE(c.size() == 2);
+  CHECK(analysis::device_span_without_kernels(c[0]));
+  CHECK_FALSE(analysis::device_span_without_kernels(c[1]));
+  auto run = analysis::analyze_run(r);
+  REQUIRE(run.ranks.size() == 1);
+  CHECK(run.ranks[0].kernel_overlap_pct == Approx(50.0));
 }
