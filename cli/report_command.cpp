@@ -1,6 +1,7 @@
 // `ddpscope report RUN.db [--html F] [--csv DIR] [--json F] [--trace F]
-//  [--ranks LIST] [--since S] [--until S] [--iterations A-B]`: the run (or a
-// part of it) at a glance on the terminal, and any of the file formats.
+//  [--kineto DIR] [--ranks LIST] [--since S] [--until S] [--iterations A-B]`:
+// the run (or a part of it) at a glance on the terminal, and any of the file
+// formats.
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/run_filter.h"
+#include "reports/kineto_trace.h"
 #include "reports/renderer.h"
 #include "reports/text_analysis.h"
 #include "reports/text_summary.h"
@@ -19,7 +21,7 @@ namespace ddpscope::cli {
 namespace {
 
 struct ReportArgs {
-  std::string path, html, csv, json, trace, ranks, iterations;
+  std::string path, html, csv, json, trace, kineto, ranks, iterations;
   std::optional<double> since, until;
   bool quiet = false;
 };
@@ -28,6 +30,7 @@ int run_report(const ReportArgs& a) {
   // Outputs first: a typo in one should not cost a long analysis.
   for (const auto* target : {&a.html, &a.json, &a.trace})
     if (!target->empty()) core::check_output_path(*target);
+  if (!a.kineto.empty()) reports::check_kineto_dir(a.kineto);
   store::RunReader reader(a.path);
   const int64_t start = store::run_start_ns(reader);
   auto filter = store::parse_run_filter(a.ranks, a.since, a.until, start);
@@ -64,6 +67,7 @@ int run_report(const ReportArgs& a) {
   } outputs[] = {{a.csv, reports::make_csv_renderer},
                  {a.json, reports::make_json_renderer},
                  {a.trace, reports::make_trace_renderer},
+                 {a.kineto, reports::make_kineto_renderer},
                  {a.html, reports::make_html_renderer}};
   for (const auto& o : outputs) {
     if (o.target.empty()) continue;
@@ -89,6 +93,9 @@ Run add_report(CLI::App& app) {
                   ".pftrace, .perfetto-trace or .pb, Chrome trace-event JSON if .json; any other "
                   "name is protobuf when the run has more than " +
                       std::to_string(reports::kJsonTraceMaxRows) + " event rows (docs/trace.md)");
+  sub->add_option("--kineto", a->kineto,
+                  "write one PyTorch-profiler (Kineto) trace per rank into this directory, for "
+                  "HTA (Holistic Trace Analysis): DIR/rank-<R>.json (docs/trace.md)");
   sub->add_option("--ranks", a->ranks, "only these ranks: numbers and ranges, e.g. 0,3,8-15");
   auto* since =
       sub->add_option("--since", a->since, "only events from S seconds after the run's start");

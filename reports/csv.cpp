@@ -175,7 +175,8 @@ void write_ranks(const std::string& dir, const std::vector<RankStats>& rows) {
        {"collectives", [](const R& r) { return num(r.collectives); }},
        {"dropped_events", [](const R& r) { return num(r.dropped_events); }},
        {"clock_drift_ppm", [](const R& r) { return num(r.clock_drift_ppm); }},
-       {"clock_residual_us", [](const R& r) { return num(r.clock_residual_us); }}},
+       {"clock_residual_us", [](const R& r) { return num(r.clock_residual_us); }},
+       {"kernel_overlap_pct", [](const R& r) { return num(r.kernel_overlap_pct); }}},
       rows);
 }
 

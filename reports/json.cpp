@@ -116,6 +116,7 @@ Json to_json(const RankStats& r) {
           {"clock_correction_us", num(r.clock_correction_us)},
           {"clock_drift_ppm", num(r.clock_drift_ppm)},
           {"clock_residual_us", num(r.clock_residual_us)},
+          {"kernel_overlap_pct", num(r.kernel_overlap_pct)},
           {"iter_ms_median", num(r.iter_ms_median)},
           {"comm_ms_median", num(r.comm_ms_median)},
           {"collectives", r.collectives},

@@ -33,6 +33,9 @@ std::unique_ptr<Renderer> make_csv_renderer();    // reports/csv.cpp: one RFC 41
 std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
 std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace_format.cpp: see below
 std::unique_ptr<Renderer> make_html_renderer();   // reports/html.cpp: one self-contained page
+// One PyTorch-profiler (Kineto) trace per rank in a directory, for HTA
+// (reports/kineto_trace.h, docs/trace.md).
+std::unique_ptr<Renderer> make_kineto_renderer();
 
 // The trace for ui.perfetto.dev (reports/trace_*.cpp, docs/trace.md): the
 // same tracks, slices and args in either format. Perfetto's protobuf

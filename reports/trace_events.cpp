@@ -83,35 +83,14 @@ class Tracks {
   std::map<std::pair<int, Track>, int> count_;
 };
 
-// The earliest time of any event, so timestamps start near 0 (wall-clock ns
-// since 1970 do not fit a double's precision as microseconds).
-int64_t earliest_ns(store::RunReader& reader) {
-  auto w = [&](const char* table) { return std::string(" WHERE ") + reader.where(table); };
-  store::Statement s(reader.connection(),
-                     "SELECT min(t) AS earliest_time FROM (SELECT min(host_start_ns) AS t FROM "
-                     "collectives" +
-                         w("collectives") + " UNION ALL SELECT min(start_ns) FROM collectives" +
-                         w("collectives") + " UNION ALL SELECT min(start_ns) FROM kernels" +
-                         w("kernels") + " UNION ALL SELECT min(start_ns) FROM ranges" +
-                         w("ranges") + " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") +
-                         ")");
-  // time(): a stored value outside the time range is a damaged file, not an
-  // origin every other time would overflow against.
-  return s.step() && !s.is_null(0) ? s.time(0) : 0;
-}
-
 void walk_collectives(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
-  std::map<std::pair<int, uint64_t>, Backend> backends;  // Gloo groups run on host threads
-  for (const auto& p : reader.processes()) backends[{p.rank, 0}] = p.backend;
-  for (const auto& c : reader.comms()) backends[{c.rank, c.comm_id}] = c.backend;
+  CollectiveBackends backends(reader);  // Gloo groups run on host threads
   reader.for_each_collective([&](const CollectiveRecord& c) {
     bool measured = c.start_ns != kNoTime && c.end_ns != kNoTime;
     int64_t start = measured ? c.start_ns : c.host_start_ns;
     int64_t end = measured ? c.end_ns : c.host_end_ns;
     if (start == kNoTime) return;
-    auto b = backends.find({c.rank, c.comm_id});
-    if (b == backends.end()) b = backends.find({c.rank, 0});
-    bool gloo = b != backends.end() && b->second == Backend::gloo;
+    bool gloo = backends.gloo(c);
     std::string_view op = name_of(c.op);
     uint32_t track =
         gloo ? tracks.of(c.rank, Track::thread, c.tid) : tracks.of(c.rank, Track::stream, c.stream);
@@ -211,11 +190,40 @@ class CountingSink : public TraceSink {
 
 }  // namespace
 
+// The earliest time of any event in the part of the run the reader keeps,
+// so timestamps start near 0 (wall-clock ns since 1970 do not fit a
+// double's precision as microseconds).
+int64_t trace_origin_ns(store::RunReader& reader) {
+  auto w = [&](const char* table) { return std::string(" WHERE ") + reader.where(table); };
+  store::Statement s(reader.connection(),
+                     "SELECT min(t) AS earliest_time FROM (SELECT min(host_start_ns) AS t FROM "
+                     "collectives" +
+                         w("collectives") + " UNION ALL SELECT min(start_ns) FROM collectives" +
+                         w("collectives") + " UNION ALL SELECT min(start_ns) FROM kernels" +
+                         w("kernels") + " UNION ALL SELECT min(start_ns) FROM ranges" +
+                         w("ranges") + " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") +
+                         ")");
+  // time(): a stored value outside the time range is a damaged file, not an
+  // origin every other time would overflow against.
+  return s.step() && !s.is_null(0) ? s.time(0) : 0;
+}
+
+CollectiveBackends::CollectiveBackends(store::RunReader& reader) {
+  for (const auto& p : reader.processes()) backends_[{p.rank, 0}] = p.backend;
+  for (const auto& c : reader.comms()) backends_[{c.rank, c.comm_id}] = c.backend;
+}
+
+bool CollectiveBackends::gloo(const CollectiveRecord& c) const {
+  auto b = backends_.find({c.rank, c.comm_id});
+  if (b == backends_.end()) b = backends_.find({c.rank, 0});
+  return b != backends_.end() && b->second == Backend::gloo;
+}
+
 void walk_run(store::RunReader& reader, TraceSink& out) {
   // Host enqueues are slices too: the count may pass the rows a little.
   CountingSink sink(out, uint64_t(event_rows(reader)));
   auto& db = reader.connection();
-  sink.begin({reader.path(), reader.timeline(), earliest_ns(reader)});
+  sink.begin({reader.path(), reader.timeline(), trace_origin_ns(reader)});
   Tracks tracks(sink, reader.processes());
   walk_collectives(sink, tracks, reader);
   walk_kernels(sink, tracks, reader);

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -69,6 +70,23 @@ class TraceSink {
 // Walks the run: ranks, then collectives (device and host intervals),
 // kernels, NVTX ranges and synchronisations.
 void walk_run(store::RunReader& reader, TraceSink& sink);
+
+// The earliest time of any event (collectives' host and device starts,
+// kernels, NVTX ranges, syncs), so that timestamps count from near 0:
+// wall-clock ns since 1970 do not fit a double's precision as microseconds.
+// A stored time out of range is a damaged file (InputError).
+int64_t trace_origin_ns(store::RunReader& reader);
+
+// Which collectives ran on Gloo (host threads) rather than a device stream:
+// by their communicator's backend, else their process's.
+class CollectiveBackends {
+ public:
+  explicit CollectiveBackends(store::RunReader& reader);
+  bool gloo(const CollectiveRecord& c) const;
+
+ private:
+  std::map<std::pair<int, uint64_t>, Backend> backends_;  // (rank, comm_id); comm 0: the process
+};
 
 // How many event rows the run holds (collectives, kernels, NVTX ranges and
 // syncs): what decides the automatic trace format.

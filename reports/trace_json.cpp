@@ -3,45 +3,20 @@
 // track (trace_events.cpp decides which), complete ("X") events with args.
 // Events go into a string buffer flushed every megabyte: a run of millions of
 // collectives and kernels never sits in memory.
-#include <algorithm>
-#include <charconv>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "reports/json_text.h"
 #include "reports/trace_events.h"
 #include "reports/trace_writers.h"
 
 namespace ddpscope::reports::trace {
 namespace {
 
-void put(std::string& out, int64_t v) {
-  char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-
-// Microseconds with exact nanosecond decimals: integer arithmetic, so no
-// rounding and no locale. Never negative: the origin is the earliest start.
-void put_us(std::string& out, int64_t ns) {
-  uint64_t v = uint64_t(std::max<int64_t>(ns, 0));
-  put(out, int64_t(v / 1000));
-  char frac[8];
-  if (v % 1000) out.append(frac, snprintf(frac, sizeof frac, ".%03u", unsigned(v % 1000)));
-}
-
-// Names are almost always plain ASCII; anything else (quotes, control
-// characters, invalid UTF-8 from a kernel or NVTX name) goes through nlohmann.
-void put(std::string& out, std::string_view s) {
-  auto plain = [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; };
-  if (std::all_of(s.begin(), s.end(), plain)) {
-    out.append(1, '"').append(s).append(1, '"');
-    return;
-  }
-  auto j = nlohmann::json(std::string(s));
-  out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+using json_text::put;
+using json_text::put_us;
 
 // One member of an "args" object: `"key":value`, after a comma unless first.
 template <class T>

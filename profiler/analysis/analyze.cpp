@@ -7,6 +7,7 @@
 #include <span>
 
 #include "profiler/analysis/ddp_account.h"
+#include "profiler/analysis/kernel_overlap.h"
 #include "profiler/analysis/nccl_choices.h"
 #include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
@@ -239,6 +240,23 @@ std::vector<DdpInstanceSummary> ddp_instances(const std::map<int, RankAccount>& 
   return out;
 }
 
+// HTA's overlap figure per rank, from the compute union the views hold.
+// `comm`: the device spans of collectives without kernel rows.
+void rank_kernel_overlap(RunAnalysis& run, store::RunReader& reader,
+                         const std::vector<RankView>& views,
+                         std::map<int, std::vector<Interval>> comm) {
+  for (auto& [rank, kernels] : kernel_intervals(reader, KernelKind::comm))
+    comm[rank].insert(comm[rank].end(), kernels.begin(), kernels.end());
+  static const std::vector<Interval> kNone;
+  for (auto& r : run.ranks) {
+    auto c = comm.find(r.rank);
+    if (c == comm.end()) continue;
+    auto v = std::find_if(views.begin(), views.end(), [&](auto& x) { return x.rank == r.rank; });
+    bool kernels = v != views.end() && v->compute_from_kernels;
+    r.kernel_overlap_pct = kernel_overlap(std::move(c->second), kernels ? v->compute : kNone).pct();
+  }
+}
+
 std::vector<RoleStats> role_stats(const std::vector<Call>& calls) {
   std::map<CollectiveRole, RoleStats> by;
   for (const auto& c : calls) {
@@ -293,9 +311,11 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   Timing best = Timing::none;
   int64_t origin = INT64_MAX;
   core::progress::Counter read("analysis: collectives", uint64_t(reader.count("collectives")));
+  std::map<int, std::vector<Interval>> device_spans;  // for the kernel overlap
   reader.for_each_collective([&](const CollectiveRecord& c) {
     read.tick();
     ops.add(c);
+    if (device_span_without_kernels(c)) device_spans[c.rank].push_back({c.start_ns, c.end_ns});
     calls.push_back(to_call(c));
     best = std::max(best, c.timing);
     origin = std::min(origin, c.host_start_ns);
@@ -308,7 +328,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   std::set<int> ranks;
   for (const auto& p : procs) ranks.insert(p.rank);
   core::progress::update("analysis: kernels", 0, 0);
-  auto compute = compute_kernels(reader);
+  auto compute = kernel_intervals(reader, KernelKind::compute);
   auto by_rank = calls_by_rank(calls);
   for (int r : ranks) {
     core::progress::update("analysis: ranks", views.size(), ranks.size());
@@ -327,6 +347,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   run.nccl_choices = nccl_choice_stats(calls, choices);
   rank_summary(run, calls, procs, views);
   rank_iterations(run, views);
+  rank_kernel_overlap(run, reader, views, std::move(device_spans));
   run.ddp = ddp_instances(accounts, views);
   run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);

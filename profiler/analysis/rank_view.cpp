@@ -6,15 +6,16 @@
 
 namespace ddpscope::analysis {
 
-std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader) {
+std::map<int, std::vector<Interval>> kernel_intervals(store::RunReader& reader, KernelKind kind) {
   std::map<int, std::vector<Interval>> out;
   store::Statement st(reader.connection(),
-                      "SELECT rank, start_ns, end_ns FROM kernels WHERE kind = 'compute' AND "
-                      "start_ns IS NOT NULL AND end_ns IS NOT NULL AND " +
+                      std::string("SELECT rank, start_ns, end_ns FROM kernels WHERE kind = '") +
+                          name_of(kind) + "' AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND " +
                           reader.where("kernels"));
   while (st.step()) out[int(st.int64(0))].push_back({st.time(1), st.time(2)});
   return out;
 }
+
 namespace {
 
 Interval interval_of(const Call& c) { return {c.start, c.end}; }
@@ -45,13 +46,15 @@ std::vector<IterationStats> iteration_stats(const RankView& v) {
     s.shadow = its[k].shadow;
     s.buckets = int(its[k].count);
     std::vector<Interval> comm;
-    int64_t first = INT64_MAX, last_end = INT64_MIN;
+    int64_t first = INT64_MAX, last_end = INT64_MIN, launch = INT64_MAX;
     for (size_t i = its[k].first; i < its[k].first + its[k].count; ++i) {
       comm.push_back(interval_of(v.ddp[i]));
       first = std::min(first, v.ddp[i].start);
       last_end = std::max(last_end, v.ddp[i].end);
+      if (v.ddp[i].host_start != kNoTime) launch = std::min(launch, v.ddp[i].host_start);
     }
     s.start_ns = first;
+    s.launch_ns = launch == INT64_MAX ? first : launch;
     s.end_ns = last_end;
     s.comm_end_ns = last_end;
     if (k + 1 < its.size()) {

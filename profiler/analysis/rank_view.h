@@ -34,9 +34,10 @@ struct RankView {
   bool compute_from_kernels = false;
 };
 
-// Every rank's compute kernels (as stored, not yet unioned), in one pass over
-// the table: a per-rank indexed query would seek row by row through millions.
-std::map<int, std::vector<Interval>> compute_kernels(store::RunReader& reader);
+// Every rank's kernels of one kind (as stored, not yet unioned), three
+// columns in one pass over the table through the reader's filter: a per-rank
+// indexed query would seek row by row through millions.
+std::map<int, std::vector<Interval>> kernel_intervals(store::RunReader& reader, KernelKind kind);
 
 // On CPU there are no kernels: backward is taken to run from an iteration's
 // first bucket launch to its last bucket launch (after that nothing is left to

@@ -4,6 +4,7 @@
 // name says; bandwidths are GB/s (1e9 bytes/s) with nccl-tests' definitions.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,8 +27,11 @@ struct IterationStats {
   double comm_busy_ms = 0;  // union of bucket intervals
   double exposed_ms = 0;    // comm not hidden behind compute (see docs/analysis.md)
   int buckets = 0;
-  bool shadow = false;  // a joined rank shadowing the others (join()): not its own step
+  bool shadow = false;      // a joined rank shadowing the others (join()): not its own step
   int64_t comm_end_ns = 0;  // its last bucket's end: every rank launched its buckets by then
+  // The host call of its first bucket (on a GPU, the launch; start_ns is when
+  // the bucket ran): where a host-side step marker (Kineto's ProfilerStep) starts.
+  int64_t launch_ns = 0;
 };
 
 // One DDP bucket position (index in DDP's reduction order), over the steady
@@ -91,6 +95,10 @@ struct RankStats {
   int shadow_iterations = 0;     // join(): steps it shadowed after running out of data
   double clock_drift_ppm = 0;    // its host's clock against rank 0's (µs per s)
   double clock_residual_us = 0;  // what the offset + drift line leaves unexplained
+  // Share of its communication on the GPU that compute kernels ran through
+  // (HTA's comm/comp overlap, kernel_overlap.h); NaN without device-timed
+  // communication.
+  double kernel_overlap_pct = NAN;
 };
 
 // How far behind a rank runs: the larger of its median collective lateness and

@@ -95,6 +95,10 @@ class Files:
         self.merged_as_rank = p("merged-as-rank")
         os.mkdir(self.merged_as_rank)
         shutil.copy(self.run, os.path.join(self.merged_as_rank, "rank-0.db"))
+        # A profiler trace already there: HTA would read it as one more rank.
+        self.other_traces = p("traces")
+        os.mkdir(self.other_traces)
+        write(os.path.join(self.other_traces, "host_1234.1700000000.pt.trace.json"), "{}")
         self.recorded = p("recorded")
         shutil.copytree(self.ranks, self.recorded)
         self.workloads()
@@ -170,6 +174,15 @@ def cases(f):
         ("report: damaged, with --json", ["report", f.damaged, "--json", out], f.damaged, [out]),
         ("report --trace: a stored time out of range", ["report", "-q", f.bad_time, "--trace", out],
          f.bad_time, [out]),
+        ("report --kineto: a file", ["report", "-q", f.run, "--kineto", f.text_file],
+         f.text_file, []),
+        ("report --kineto: no such directory", ["report", "-q", f.run, "--kineto", nodir_out],
+         nodir_out, [nodir_out]),
+        ("report --kineto: a directory holding another trace",
+         ["report", "-q", f.run, "--kineto", f.other_traces], "pt.trace.json",
+         [os.path.join(f.other_traces, "rank-0.json")]),
+        ("report --kineto: a stored time out of range", ["report", "-q", f.bad_time, "--kineto",
+                                                         out], f.bad_time, [out]),
         ("report --html: no such directory, before the analysis",
          ["report", f.run, "--html", nodir_out], nodir_out, [nodir_out]),
         # merge

@@ -145,6 +145,7 @@ RunAnalysis sample_analysis() {
   a.ops = {op};
   a.ranks = {{0, "node0", 0, 0, 0, 0, 25.0, 0, 100.0, 40.0, 16, 0},
              {1, "node,1", 1.5, 2.5, 3.75, 4.25, 75.0, -12.5, 101.0, 41.0, 16, 7}};
+  a.ranks[1].kernel_overlap_pct = 62.5;  // rank 0 keeps NaN: no device communication
   a.recommendations = {{"bucket_cap_mb", "100", kAwkwardReason}, {"rank 1", "", "late"}};
   a.timeline = {{0, 3, "comm", "bucket 0", 1.5, 2.75}};
   a.lateness = {{0.0, 0.5}, {1.25, NAN}};

@@ -101,12 +101,14 @@ TEST_CASE("CSV: one RFC 4180 file per table, headers are the struct fields") {
       out, "ranks.csv",
       {"rank", "host", "late_ms_median", "late_ms_p95", "late_ms_max", "iteration_late_ms_median",
        "last_share_pct", "clock_correction_us", "iter_ms_median", "comm_ms_median", "collectives",
-       "dropped_events", "clock_drift_ppm", "clock_residual_us"});
+       "dropped_events", "clock_drift_ppm", "clock_residual_us", "kernel_overlap_pct"});
   REQUIRE(ranks.size() == 3);
   CHECK(ranks[2][1] == "node,1");
   CHECK(ranks[2][5] == "4.25");
   CHECK(ranks[2][7] == "-12.5");
   CHECK(ranks[2][11] == "7");
+  CHECK(ranks[1][14] == "");  // NaN: no device communication
+  CHECK(ranks[2][14] == "62.5");
 
   auto rec = csv_table(out, "recommendations.csv", {"setting", "value", "reason"});
   REQUIRE(rec.size() == 3);
@@ -215,7 +217,9 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
                               {"iterations", 0},
                               {"shadow_iterations", 0},
                               {"clock_drift_ppm", 0.0},
-                              {"clock_residual_us", 0.0}});
+                              {"clock_residual_us", 0.0},
+                              {"kernel_overlap_pct", 62.5}});
+  CHECK(j["ranks"][0]["kernel_overlap_pct"].is_null());
   CHECK(j["recommendations"][0] ==
         Json{{"setting", "bucket_cap_mb"}, {"value", "100"}, {"reason", kAwkwardReason}});
   CHECK(j["iteration_list"][1] == Json{{"rank", 1},

@@ -1,9 +1,14 @@
 // GPU records in the store: kernels, ranges and syncs round-trip; merge keeps
 // each kernel pointing at its collective while renumbering; per-collective
-// overlap is the union of compute kernels on every stream, not a sum.
+// overlap is the union of compute kernels on every stream, not a sum, and so
+// is each rank's kernel overlap (HTA's definition).
 #include <catch2/catch.hpp>
+#include <cmath>
 
+#include "profiler/analysis/analyze.h"
 #include "profiler/analysis/collective_overlap.h"
+#include "profiler/analysis/kernel_overlap.h"
+#include "profiler/analysis/rank_view.h"
 #include "profiler/store/merge.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/writer.h"
@@ -137,4 +142,65 @@ TEST_CASE("collective overlap needs compute kernels: none on a CPU run") {
   write_gpu_rank(path, 0, 0, {});
   RunReader r(path);
   CHECK(analysis::collective_overlap(r).empty());
+}
+
+TEST_CASE("kernel overlap per rank: comm kernels' union against compute's, and device spans") {
+  auto dir = testing::temp_dir("gpu-kernel-overlap");
+  std::string path = dir + "/rank-0.db";
+  // Comm kernels [1000,2000) and [5000,6000): 2000 ns. Compute on two
+  // streams, 900-1200 and 1100-1300, covers 1000-1300 once (300), 1500-1600
+  // adds 100, the adjacent [2000,2100) and [7000,8000) nothing: 400 of 2000.
+  write_gpu_rank(path, 0, 0,
+                 {kernel(0, KernelKind::compute, 900, 1200, 0, 1),
+                  kernel(0, KernelKind::compute, 1100, 1300, 0, 2),
+                  kernel(0, KernelKind::compute, 1500, 1600, 0, 1),
+                  kernel(0, KernelKind::compute, 2000, 2100, 0, 1),
+                  kernel(0, KernelKind::compute, 7000, 8000, 0, 1)});
+  RunReader r(path);
+  auto comm = analysis::kernel_intervals(r, KernelKind::comm);
+  REQUIRE(comm.size() == 1);
+  CHECK(comm[0].size() == 2);
+  std::vector<analysis::Interval> compute;
+  for (auto& k : r.rows<KernelRecord>("kind = 'compute'"))
+    compute.push_back({k.start_ns, k.end_ns});
+  auto o = analysis::kernel_overlap(comm[0], analysis::union_of(compute));
+  CHECK(o.comm_ns == 2000);
+  CHECK(o.overlapped_ns == 400);
+  CHECK(o.pct() == Approx(20.0));
+  // The same through the whole analysis, per rank in the report.
+  auto run = analysis::analyze_run(r);
+  REQUIRE(run.ranks.size() == 1);
+  CHECK(run.ranks[0].kernel_overlap_pct == Approx(20.0));
+  // No device communication: no figure.
+  CHECK(std::isnan(analysis::kernel_overlap({}, analysis::union_of(compute)).pct()));
+}
+
+TEST_CASE("kernel overlap counts collectives timed on the device without kernel rows") {
+  auto dir = testing::temp_dir("gpu-event-overlap");
+  std::string path = dir + "/rank-0.db";
+  {
+    RankWriter w(path, {{"kind", "rank"}, {"timeline", "monotonic"}});
+    w.begin();
+    CollectiveRecord c = gpu_collective(0, 1, 10000, 11000);
+    c.timing = Timing::event;  // CUDA events: no kernels, a device span
+    w.add(c);
+    CollectiveRecord host = gpu_collective(0, 2, 20000, 21000);
+    host.timing = Timing::host;  // only the host call: not device communication
+    w.add(host);
+    w.add(kernel(0, KernelKind::compute, 10500, 12000, 0, 1));
+    ProcessRecord p;
+    p.world_size = 1;
+    w.put(p);
+    w.commit();
+    w.close();
+  }
+  RunReader r(path);
+  CHECK(analysis::kernel_intervals(r, KernelKind::comm).empty());
+  auto c = r.collectives();
+  REQUIRE(c.size() == 2);
+  CHECK(analysis::device_span_without_kernels(c[0]));
+  CHECK_FALSE(analysis::device_span_without_kernels(c[1]));
+  auto run = analysis::analyze_run(r);
+  REQUIRE(run.ranks.size() == 1);
+  CHECK(run.ranks[0].kernel_overlap_pct == Approx(50.0));
 }
