@@ -11,13 +11,12 @@
 //
 //   bench_gen_rank_files --dir D [--ranks 1024] [--iterations 500]
 //                        [--buckets 10] [--straggler R]
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -192,7 +191,7 @@ int main(int argc, char** argv) {
             argv[0]);
     return 2;
   }
-  mkdir(dir.c_str(), 0755);
+  std::filesystem::create_directories(dir);
   auto t0 = std::chrono::steady_clock::now();
   const auto last = last_arrivals(j);
   for (int r = 0; r < j.ranks; ++r) write_rank(j, last, dir, r);
