@@ -42,6 +42,10 @@ inline constexpr uint64_t kCommMagic = 0x6464707363636c43ull;  // "ddpsccl" + 'C
 // The handle behind ncclComm_t: one per rank. rank/nranks/device are fixed at creation so
 // queries work even before a deferred (in-group) rendezvous has completed.
 struct ncclComm {
+  // Handles are recycled (comm.cpp): a new communicator may sit at a destroyed one's address.
+  static void* operator new(size_t size);
+  static void operator delete(void* p);
+
   uint64_t magic = ddpscope::testnccl::kCommMagic;
   int rank = 0;
   int nranks = 1;
