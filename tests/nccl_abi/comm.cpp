@@ -58,7 +58,14 @@ FreeHandles& free_handles() {
   return *f;
 }
 
+uint64_t next_serial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
+
+CommShared::CommShared(int n) : nranks(n), serial(next_serial()), coll_seq(n, 0) {}
 
 bool is_comm(const ncclComm* c) { return c != nullptr && c->magic == kCommMagic; }
 

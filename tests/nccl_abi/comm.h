@@ -25,8 +25,12 @@ using OpKey = std::tuple<int, int, uint64_t>;
 
 // State shared by every rank of one communicator; every field is guarded by `mu`.
 struct CommShared {
-  explicit CommShared(int n) : nranks(n), coll_seq(n, 0) {}
+  explicit CommShared(int n);
   const int nranks;
+  // Never the same twice in a process, unlike this object's address, which a
+  // later communicator may take once this one is gone (profiler_host.cpp's
+  // commHash stands on it).
+  const uint64_t serial;
   std::mutex mu;
   std::condition_variable cv;  // signalled when an op completes or the communicator aborts
   bool aborted = false;
