@@ -57,17 +57,17 @@ tsan_tests=(test_unit test_nccl_hooks test_hidden_real test_gloo_layout test_cud
 # leak check). That unwind makes allocation five times slower, so these tests
 # run in a pass of their own.
 mpi_tests='^(test_mpi_acceptance|test_replay_backends:mpi):'
+# Left out under TSan, which cannot follow threads started in a child forked
+# from a multi-threaded process (the child reuses a thread id TSan still
+# counts as running, and stops: "dup thread with used id"). The ASan leg and
+# the regular build run it.
+tsan_unsupported="^test_nccl_hooks:a forked child never writes its parent's events$"
 
-# Each pass: "ASAN_OPTIONS to add|ctest's selection" (words: no space in a pattern).
 case "$leg" in
-  address)
-    sanitize=address,undefined name="ASan+UBSan" default_build=build-asan
-    targets=(catch2_tests)
-    passes=("|-L ^catch2$ -E $mpi_tests" ":fast_unwind_on_malloc=0|-L ^catch2$ -R $mpi_tests") ;;
-  thread)
-    sanitize=thread name="TSan" default_build=build-tsan
-    targets=("${tsan_tests[@]}")
-    passes=("|-R ^($(IFS='|'; echo "${tsan_tests[*]}")):") ;;
+  address) sanitize=address,undefined name="ASan+UBSan" default_build=build-asan
+           targets=(catch2_tests) ;;
+  thread) sanitize=thread name="TSan" default_build=build-tsan
+          targets=("${tsan_tests[@]}") ;;
   *) echo "usage: $0 address|thread [--build DIR] [--cc CC] [--cxx CXX]" >&2; exit 2 ;;
 esac
 build="$(realpath -m "${build:-$src/$default_build}")"
@@ -118,11 +118,10 @@ echo "$name: built in $build ($built s)"
 total=0 failed=0 skipped=0 ctest_rc=0
 log="$build/sanitizer-ctest.log"
 : >"$log"
-run_pass() {
+run_pass() {  # ASAN_OPTIONS to add, then ctest's selection
   local asan_extra="$1" pass_log="$probe/pass.log"
-  local -a select
-  read -r -a select <<<"$2"
-  (cd "$build" && ASAN_OPTIONS="$ASAN_OPTIONS$asan_extra" ctest "${select[@]}" -j "$(nproc)" \
+  shift
+  (cd "$build" && ASAN_OPTIONS="$ASAN_OPTIONS$asan_extra" ctest "$@" -j "$(nproc)" \
      --output-on-failure --timeout 1500) >"$pass_log" 2>&1 || ctest_rc=1
   cat "$pass_log" >>"$log"
   grep -E '^ *[0-9]+/[0-9]+ Test +#.*(\*\*\*|Failed|Exception|Timeout)' "$pass_log"
@@ -133,7 +132,12 @@ run_pass() {
   skipped=$((skipped + $(grep -cE '^ *[0-9]+/[0-9]+ Test +#.*\*\*\*Skipped' "$pass_log")))
 }
 start=$(date +%s)
-for pass in "${passes[@]}"; do run_pass "${pass%%|*}" "${pass#*|}"; done
+if [ "$leg" = address ]; then
+  run_pass "" -L '^catch2$' -E "$mpi_tests"
+  run_pass ":fast_unwind_on_malloc=0" -L '^catch2$' -R "$mpi_tests"
+else
+  run_pass "" -R "^($(IFS='|'; echo "${tsan_tests[*]}")):" -E "$tsan_unsupported"
+fi
 ran=$(($(date +%s) - start))
 found=$(find "$reports" -type f | wc -l)
 
