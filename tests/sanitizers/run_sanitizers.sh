@@ -4,16 +4,21 @@
 #
 #   address  ASan + UBSan (+ LeakSanitizer) over every Catch2 test: the whole
 #            C++ suite, including the ones that run the injector preloaded
-#            into our own workloads and `ddpscope record` around them.
+#            into our own workloads and `ddpscope record` around them; and
+#            the tests labelled `sanitize`, Python driving only our
+#            executables (every command's answer to hostile input).
 #   thread   TSan over the capture runtime's tests: its rings, name table and
 #            registries in-process (test_unit), and the injector preloaded into
 #            workloads that call from many threads, fork, get signalled, and
 #            feed the writer thread from CUPTI's, NCCL's and NVTX's callbacks.
 #
-# Not in either leg: the tests that drive real DDP jobs (Python and torch).
-# Python and torch are not built with the sanitizers; ASan's and TSan's
-# runtimes must be in the executable itself, so preloading a sanitized
-# injector into Python checks nothing reliably (TSan refuses outright).
+# Not in either leg: the tests that preload the injector into Python (real
+# DDP jobs under torch, plain-Python ranks) or into `sh`, and the sweeps that
+# Python drives. Python, torch and sh are not built with the sanitizers, and
+# a sanitizer's runtime belongs in the executable (ASan's must come before
+# every other library): a sanitized injector preloaded into them would be
+# checked by a runtime that does not see the process's allocations and
+# threads from the start.
 #
 # Any sanitizer report fails the leg, whether it came from a test executable
 # or from a process a test started whose exit status the test does not look
@@ -65,7 +70,7 @@ tsan_unsupported="^test_nccl_hooks:a forked child never writes its parent's even
 
 case "$leg" in
   address) sanitize=address,undefined name="ASan+UBSan" default_build=build-asan
-           targets=(catch2_tests) ;;
+           targets=(catch2_tests ddpscope) ;;
   thread) sanitize=thread name="TSan" default_build=build-tsan
           targets=("${tsan_tests[@]}") ;;
   *) echo "usage: $0 address|thread [--build DIR] [--cc CC] [--cxx CXX]" >&2; exit 2 ;;
@@ -102,6 +107,7 @@ fi
 reports="$build/sanitizer-reports"
 rm -rf "$reports"
 mkdir -p "$reports"
+chmod 1777 "$reports"  # tests run some programs as an unprivileged user
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:verify_asan_link_order=0:log_path=$reports/report"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/report"
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0:log_path=$reports/report"
@@ -133,8 +139,8 @@ run_pass() {  # ASAN_OPTIONS to add, then ctest's selection
 }
 start=$(date +%s)
 if [ "$leg" = address ]; then
-  run_pass "" -L '^catch2$' -E "$mpi_tests"
-  run_pass ":fast_unwind_on_malloc=0" -L '^catch2$' -R "$mpi_tests"
+  run_pass "" -L '^(catch2|sanitize)$' -E "$mpi_tests"
+  run_pass ":fast_unwind_on_malloc=0" -L '^(catch2|sanitize)$' -R "$mpi_tests"
 else
   run_pass "" -R "^($(IFS='|'; echo "${tsan_tests[*]}")):" -E "$tsan_unsupported"
 fi
