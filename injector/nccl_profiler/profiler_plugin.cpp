@@ -39,7 +39,10 @@ SlotPool<OpSlot, 8192> g_ops;
 SlotPool<StepSlot, 16384> g_steps;
 SlotPool<KernelChSlot, 4096> g_kernel_chs;
 std::atomic<int64_t> g_next_coll_key{1};
-pid_t g_pid = 0;  // proxy ops of another process carry parents that are not ours
+// Proxy ops of another process carry parents that are not ours. Every
+// communicator's init stores it, from its own thread (TSan found the plain
+// int written by concurrent inits while a proxy thread read it).
+std::atomic<pid_t> g_pid{0};
 
 // NCCL calls us from inside the hooks' real calls (this_thread().depth > 0), so only the
 // runtime's state decides, not capturing().
@@ -78,7 +81,7 @@ Result init(void** context, uint64_t comm_hash, int* mask, const char* name, int
             int rank) {
   *context = new PluginComm{comm_hash, rank};
   if (mask) *mask = kActivationMask;
-  g_pid = getpid();
+  g_pid.store(getpid(), std::memory_order_relaxed);
   if (recording()) {
     ReentrancyGuard guard;
     emit_comm(comm_hash, name, nnodes, nranks, rank);
@@ -120,7 +123,7 @@ void* start_op(const PluginComm& comm, void* parent, const ProxyOpDescr& d) {
   OpSlot* s = take(g_ops, "proxy op");
   if (!s) return nullptr;
   s->t_start = clock::ticks();
-  CollSlot* coll = d.pid == g_pid ? g_colls.find(parent) : nullptr;
+  CollSlot* coll = d.pid == g_pid.load(std::memory_order_relaxed) ? g_colls.find(parent) : nullptr;
   inherit(s->id, coll ? &coll->id : nullptr, comm);
   s->id.channel.store(d.channelId, std::memory_order_relaxed);
   s->id.peer.store(d.peer, std::memory_order_relaxed);

@@ -91,7 +91,7 @@ void time_from_channels(Connection& db, const KernelChannels& channels, int64_t 
   Statement s(db, "UPDATE collectives SET start_ns = ?, end_ns = ?, timing = ? WHERE id = ?");
   s.bind_time(1, c.start_ns);
   s.bind_time(2, c.end_ns);
-  s.bind_text(3, std::string(name_of(c.timing)));
+  s.bind_text(3, name_of(c.timing));
   s.bind(4, c.id);
   s.run();
 }

@@ -2,6 +2,7 @@
 // statement. Nothing else in ddpscope touches sqlite3_* directly.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,6 +47,11 @@ class Statement {
   void bind(int i, int64_t v);
   void bind(int i, double v);
   void bind_text(int i, std::string_view v);
+  // A temporary string would be gone before the step (ASan found one):
+  // refused at compile time.
+  template <typename S>
+  requires std::same_as<S, std::string>
+  void bind_text(int i, S&& temporary) = delete;
   void bind_null(int i);
   void bind_time(int i, int64_t ns);  // kNoTime becomes NULL
 

@@ -83,6 +83,7 @@ int capture_global(int hold_ms) {
     if (cuStreamBeginCapture(stream(1), CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) return;
     usleep(hold_ms * 1000);
     end = cuStreamEndCapture(stream(1), &graph);
+    if (end == CUDA_SUCCESS) cuGraphDestroy(graph);
   });
   capturer.join();
   fakecuda_release(stream(2));
@@ -97,7 +98,9 @@ int captured() {
   if (cuStreamBeginCapture(stream(1), CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) return 90;
   allreduces(4, 1, stream(1));
   usleep(300000);  // several flushes while capturing
-  printf("end capture %d\n", int(cuStreamEndCapture(stream(1), &graph)));
+  CUresult end = cuStreamEndCapture(stream(1), &graph);
+  printf("end capture %d\n", int(end));
+  if (end == CUDA_SUCCESS) cuGraphDestroy(graph);
   allreduces(2, 2, stream(2));
   return 0;
 }

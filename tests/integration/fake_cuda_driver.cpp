@@ -208,6 +208,11 @@ FAKE_API CUresult cuStreamEndCapture(CUstream s, CUgraph* graph) {
   return invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
 }
 
+FAKE_API CUresult cuGraphDestroy(CUgraph graph) {
+  delete reinterpret_cast<char*>(graph);
+  return CUDA_SUCCESS;
+}
+
 FAKE_API CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus* status) {
   Driver& d = driver();
   std::lock_guard<std::mutex> lock(d.mu);

@@ -47,7 +47,25 @@ int device_for_rank(int rank) {
   return rank;
 }
 
+// Destroyed handles' storage, reused most recent first. Never destroyed:
+// threads may still make communicators at exit.
+struct FreeHandles {
+  std::mutex mu;
+  std::vector<void*> blocks;
+};
+FreeHandles& free_handles() {
+  static auto* f = new FreeHandles;
+  return *f;
+}
+
+uint64_t next_serial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
+
+CommShared::CommShared(int n) : nranks(n), serial(next_serial()), coll_seq(n, 0) {}
 
 bool is_comm(const ncclComm* c) { return c != nullptr && c->magic == kCommMagic; }
 
@@ -148,3 +166,28 @@ bool leave_rendezvous(ncclComm* c, const ncclUniqueId& id) {
 }
 
 }  // namespace ddpscope::testnccl
+
+// Communicator handles are recycled, the most recently destroyed first, as
+// glibc's malloc hands a freed block of one size out again. So a new
+// communicator can sit at a destroyed one's address under any allocator,
+// ASan's too (its quarantine holds freed blocks back), and the hooks must tell
+// the two apart (test_nccl_hooks: "a destroyed communicator is forgotten").
+// The storage stays ours, so is_comm() may read a destroyed handle's magic.
+void* ncclComm::operator new(size_t size) {
+  auto& f = ddpscope::testnccl::free_handles();
+  {
+    std::lock_guard<std::mutex> lock(f.mu);
+    if (!f.blocks.empty()) {
+      void* p = f.blocks.back();
+      f.blocks.pop_back();
+      return p;
+    }
+  }
+  return ::operator new(size);
+}
+
+void ncclComm::operator delete(void* p) {
+  auto& f = ddpscope::testnccl::free_handles();
+  std::lock_guard<std::mutex> lock(f.mu);
+  f.blocks.push_back(p);
+}

@@ -25,8 +25,12 @@ using OpKey = std::tuple<int, int, uint64_t>;
 
 // State shared by every rank of one communicator; every field is guarded by `mu`.
 struct CommShared {
-  explicit CommShared(int n) : nranks(n), coll_seq(n, 0) {}
+  explicit CommShared(int n);
   const int nranks;
+  // Never the same twice in a process, unlike this object's address, which a
+  // later communicator may take once this one is gone (profiler_host.cpp's
+  // commHash stands on it).
+  const uint64_t serial;
   std::mutex mu;
   std::condition_variable cv;  // signalled when an op completes or the communicator aborts
   bool aborted = false;
@@ -42,6 +46,10 @@ inline constexpr uint64_t kCommMagic = 0x6464707363636c43ull;  // "ddpsccl" + 'C
 // The handle behind ncclComm_t: one per rank. rank/nranks/device are fixed at creation so
 // queries work even before a deferred (in-group) rendezvous has completed.
 struct ncclComm {
+  // Handles are recycled (comm.cpp): a new communicator may sit at a destroyed one's address.
+  static void* operator new(size_t size);
+  static void operator delete(void* p);
+
   uint64_t magic = ddpscope::testnccl::kCommMagic;
   int rank = 0;
   int nranks = 1;

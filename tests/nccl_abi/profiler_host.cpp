@@ -198,7 +198,10 @@ void complete(const ProfiledLaunch& l) {
 void profiler_comm_init(ncclComm* c) {
   const Plugin& p = plugin();
   if (!p.loaded() || c->profiler_ctx || !c->shared) return;
-  uint64_t hash = mix(reinterpret_cast<uintptr_t>(c->shared.get()));
+  // One per communicator, as NCCL's (a hash of its unique id) is: the shared
+  // state's address would come back for a later communicator once this one is
+  // gone, and merge would take their plugin rows for one communicator's.
+  uint64_t hash = mix(c->shared->serial ^ (uint64_t(getpid()) << 32));
   int mask = 0;
   np::Result rc =
       p.v5 ? p.v5->init(&c->profiler_ctx, hash, &mask, "", 1, c->nranks, c->rank, nullptr)
