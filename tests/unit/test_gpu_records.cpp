@@ -112,6 +112,17 @@ TEST_CASE("kernels, ranges and syncs round-trip, and merge keeps kernels on thei
   }
 }
 
+// Compute for both overlap cases: [900,1200) on stream 1 and [1100,1300) on
+// stream 2 (their union 900-1300), nested [1500,1600), adjacent [2000,2100),
+// disjoint [7000,8000).
+std::vector<KernelRecord> overlap_compute() {
+  return {kernel(0, KernelKind::compute, 900, 1200, 0, 1),
+          kernel(0, KernelKind::compute, 1100, 1300, 0, 2),
+          kernel(0, KernelKind::compute, 1500, 1600, 0, 1),
+          kernel(0, KernelKind::compute, 2000, 2100, 0, 1),
+          kernel(0, KernelKind::compute, 7000, 8000, 0, 1)};
+}
+
 TEST_CASE("collective overlap: nested, adjacent, disjoint and several streams") {
   auto dir = testing::temp_dir("gpu-overlap");
   std::string path = dir + "/rank-0.db";
@@ -119,12 +130,7 @@ TEST_CASE("collective overlap: nested, adjacent, disjoint and several streams") 
   // stream 2 (overlapping: union 900-1300 -> 300 hidden), nested [1500,1600),
   // adjacent [2000,2100) (touches, hides nothing). Collective 2 [5000,6000):
   // only disjoint compute [7000,8000).
-  write_gpu_rank(path, 0, 0,
-                 {kernel(0, KernelKind::compute, 900, 1200, 0, 1),
-                  kernel(0, KernelKind::compute, 1100, 1300, 0, 2),
-                  kernel(0, KernelKind::compute, 1500, 1600, 0, 1),
-                  kernel(0, KernelKind::compute, 2000, 2100, 0, 1),
-                  kernel(0, KernelKind::compute, 7000, 8000, 0, 1)});
+  write_gpu_rank(path, 0, 0, overlap_compute());
   RunReader r(path);
   auto o = analysis::collective_overlap(r);
   REQUIRE(o.size() == 2);
@@ -150,12 +156,7 @@ TEST_CASE("kernel overlap per rank: comm kernels' union against compute's, and d
   // Comm kernels [1000,2000) and [5000,6000): 2000 ns. Compute on two
   // streams, 900-1200 and 1100-1300, covers 1000-1300 once (300), 1500-1600
   // adds 100, the adjacent [2000,2100) and [7000,8000) nothing: 400 of 2000.
-  write_gpu_rank(path, 0, 0,
-                 {kernel(0, KernelKind::compute, 900, 1200, 0, 1),
-                  kernel(0, KernelKind::compute, 1100, 1300, 0, 2),
-                  kernel(0, KernelKind::compute, 1500, 1600, 0, 1),
-                  kernel(0, KernelKind::compute, 2000, 2100, 0, 1),
-                  kernel(0, KernelKind::compute, 7000, 8000, 0, 1)});
+  write_gpu_rank(path, 0, 0, overlap_compute());
   RunReader r(path);
   auto comm = analysis::kernel_intervals(r, KernelKind::comm);
   REQUIRE(comm.size() == 1);
