@@ -2,6 +2,7 @@
 // the calibrated model built on a two-node topology, under the file's own
 // algorithm and a what-if one, and asked for a sweep.
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/fuzz/fuzz_workload.h"
 #include "tuner/model/calibration_file.h"
 #include "tuner/model/model_backend.h"
 #include "tuner/model/model_sweep.h"
@@ -9,21 +10,10 @@
 
 using namespace ddpscope;
 
-namespace {
-
-tuner::Workload small_workload() {
-  tuner::Workload w;
-  w.name = "fuzz";
-  w.params = {{"w", 1 << 20, Dtype::float32, 100}, {"b", 1000, Dtype::float16, 10}};
-  w.forward_us = 50;
-  w.ready_order = {1, 0};
-  return w;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const tuner::Workload w = small_workload();
+  static const tuner::Workload w = fuzz::small_workload();
   static const tuner::Topology t = tuner::parse_topology("2x2:inter=10gbit");
   fuzz::refusing_bad_input([&] {
     const auto c =

@@ -2,6 +2,7 @@
 // file, then NCCL's cost model built on what parsed and asked for one bucket
 // size, as `tune --backend model` does.
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/fuzz/fuzz_workload.h"
 #include "tuner/model/model_backend.h"
 #include "tuner/model/model_sweep.h"
 #include "tuner/topology.h"
@@ -10,17 +11,8 @@ using namespace ddpscope;
 
 namespace {
 
-tuner::Workload small_workload() {
-  tuner::Workload w;
-  w.name = "fuzz";
-  w.params = {{"w", 1 << 20, Dtype::float32, 100}, {"b", 1000, Dtype::float16, 10}};
-  w.forward_us = 50;
-  w.ready_order = {1, 0};
-  return w;
-}
-
 void model_on(const tuner::Topology& t) {
-  static const tuner::Workload w = small_workload();
+  static const tuner::Workload w = fuzz::small_workload();
   const auto m = tuner::model::ModelBackend::nccl_priors(t, tuner::model::GpuArch::hopper);
   tuner::model::predict_sweep(w, m, {1.0, 25.0}, 1.0);
   (void)t.name();
