@@ -135,8 +135,8 @@ SourceId source() {
 }
 
 template <typename Body>
-Body* reserve(Kind kind) {
-  return reserve_event_body<Body>(source(), kind);
+Body* reserve(ThreadState& t, Kind kind, EventClass c = EventClass::other) {
+  return reserve_event_body<Body>(t, source(), kind, c);
 }
 
 }  // namespace
@@ -153,14 +153,15 @@ void Lineage::copy_from(const Lineage& p) {
 // Callers hold a ReentrancyGuard: attaching a thread may start the runtime.
 void emit_comm(uint64_t comm_hash, const char* comm_name, int nnodes, int nranks, int rank) {
   uint32_t name_id = name_table().intern(comm_name);
-  auto* e = reserve<CommEvent>(kComm);
+  ThreadState& t = this_thread();
+  auto* e = reserve<CommEvent>(t, kComm, EventClass::comm);
   if (!e) return;
   *e = CommEvent{comm_hash, clock::ticks(), name_id, nnodes, nranks, rank};
-  publish_event();
+  publish_event(t);
 }
 
-void emit_coll(const CollSlot& s, uint64_t t_end) {
-  auto* e = reserve<CollEvent>(kColl);
+void emit_coll(ThreadState& t, const CollSlot& s, uint64_t t_end) {
+  auto* e = reserve<CollEvent>(t, kColl, EventClass::comm);
   if (!e) return;
   *e = CollEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                  s.id.seq.load(std::memory_order_relaxed),
@@ -177,11 +178,11 @@ void emit_coll(const CollSlot& s, uint64_t t_end) {
                  s.comm_rank,
                  s.nchannels,
                  s.nwarps};
-  publish_event();
+  publish_event(t);
 }
 
-void emit_op(const OpSlot& s, uint64_t t_end) {
-  auto* e = reserve<OpEvent>(kOp);
+void emit_op(ThreadState& t, const OpSlot& s, uint64_t t_end) {
+  auto* e = reserve<OpEvent>(t, kOp);
   if (!e) return;
   *e = OpEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                s.id.seq.load(std::memory_order_relaxed),
@@ -194,11 +195,11 @@ void emit_op(const OpSlot& s, uint64_t t_end) {
                s.nsteps,
                s.chunk,
                s.id.is_send.load(std::memory_order_relaxed)};
-  publish_event();
+  publish_event(t);
 }
 
-void emit_step(const StepSlot& s, uint64_t t_end) {
-  auto* e = reserve<StepEvent>(kStep);
+void emit_step(ThreadState& t, const StepSlot& s, uint64_t t_end) {
+  auto* e = reserve<StepEvent>(t, kStep);
   if (!e) return;
   e->comm_hash = s.id.comm_hash.load(std::memory_order_relaxed);
   e->seq = s.id.seq.load(std::memory_order_relaxed);
@@ -212,11 +213,11 @@ void emit_step(const StepSlot& s, uint64_t t_end) {
   e->peer = s.id.peer.load(std::memory_order_relaxed);
   e->step = s.step;
   e->is_send = s.id.is_send.load(std::memory_order_relaxed);
-  publish_event();
+  publish_event(t);
 }
 
-void emit_kernel_ch(const KernelChSlot& s, uint64_t t_end) {
-  auto* e = reserve<KernelChEvent>(kKernelCh);
+void emit_kernel_ch(ThreadState& t, const KernelChSlot& s, uint64_t t_end) {
+  auto* e = reserve<KernelChEvent>(t, kKernelCh);
   if (!e) return;
   *e = KernelChEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                      s.id.coll_key.load(std::memory_order_relaxed),
@@ -225,7 +226,7 @@ void emit_kernel_ch(const KernelChSlot& s, uint64_t t_end) {
                      s.gpu_start,
                      s.gpu_stop.load(std::memory_order_relaxed),
                      s.id.channel.load(std::memory_order_relaxed)};
-  publish_event();
+  publish_event(t);
 }
 
 }  // namespace ddpscope::inject::nccl_profiler

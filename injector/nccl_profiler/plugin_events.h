@@ -65,11 +65,18 @@ template <typename Slot, uint32_t N>
 class SlotPool {
  public:
   // A free slot, or null when the next few are all open (the event is dropped).
-  Slot* acquire() {
+  // `ticket`, if given, receives the cursor value the slot was taken at: unique
+  // in the pool's life and never 0, so a collective's key costs no atomic of
+  // its own.
+  Slot* acquire(uint64_t* ticket = nullptr) {
     for (int probe = 0; probe < 8; ++probe) {
-      Slot& s = slots_[cursor_.fetch_add(1, std::memory_order_relaxed) % N];
+      uint64_t at = cursor_.fetch_add(1, std::memory_order_relaxed);
+      Slot& s = slots_[at % N];
       uint32_t free = 0;
-      if (s.busy.compare_exchange_strong(free, 1, std::memory_order_acquire)) return &s;
+      if (s.busy.compare_exchange_strong(free, 1, std::memory_order_acquire)) {
+        if (ticket) *ticket = at + 1;
+        return &s;
+      }
     }
     return nullptr;
   }
@@ -87,12 +94,22 @@ class SlotPool {
   std::atomic<uint64_t> cursor_{0};
 };
 
-// Writes one row's event into the thread's ring (the source's conversion
-// turns it into rows on the writer thread).
+}  // namespace ddpscope::inject::nccl_profiler
+
+namespace ddpscope::inject {
+struct ThreadState;
+}
+
+namespace ddpscope::inject::nccl_profiler {
+
+// Writes one row's event into the calling thread's ring `t` (the source's
+// conversion turns it into rows on the writer thread). Collectives take the
+// ring's communication reserve: a flood of steps or other events cannot drop
+// them.
 void emit_comm(uint64_t comm_hash, const char* name, int nnodes, int nranks, int rank);
-void emit_coll(const CollSlot& s, uint64_t t_end);
-void emit_op(const OpSlot& s, uint64_t t_end);
-void emit_step(const StepSlot& s, uint64_t t_end);
-void emit_kernel_ch(const KernelChSlot& s, uint64_t t_end);
+void emit_coll(ThreadState& t, const CollSlot& s, uint64_t t_end);
+void emit_op(ThreadState& t, const OpSlot& s, uint64_t t_end);
+void emit_step(ThreadState& t, const StepSlot& s, uint64_t t_end);
+void emit_kernel_ch(ThreadState& t, const KernelChSlot& s, uint64_t t_end);
 
 }  // namespace ddpscope::inject::nccl_profiler

@@ -38,7 +38,6 @@ SlotPool<CollSlot, 4096> g_colls;
 SlotPool<OpSlot, 8192> g_ops;
 SlotPool<StepSlot, 16384> g_steps;
 SlotPool<KernelChSlot, 4096> g_kernel_chs;
-std::atomic<int64_t> g_next_coll_key{1};
 // Proxy ops of another process carry parents that are not ours. Every
 // communicator's init stores it, from its own thread (TSan found the plain
 // int written by concurrent inits while a proxy thread read it).
@@ -49,8 +48,8 @@ std::atomic<pid_t> g_pid{0};
 bool recording() { return g_state.load(std::memory_order_relaxed) <= int(State::running); }
 
 template <typename Slot, uint32_t N>
-Slot* take(SlotPool<Slot, N>& pool, const char* what) {
-  Slot* s = pool.acquire();
+Slot* take(SlotPool<Slot, N>& pool, const char* what, uint64_t* ticket = nullptr) {
+  Slot* s = pool.acquire(ticket);
   if (!s) notice_once(Notice::misc, "too many open NCCL %s events; one not recorded", what);
   return s;
 }
@@ -60,20 +59,27 @@ Slot* take(SlotPool<Slot, N>& pool, const char* what) {
 // pointers every time: a pointer-keyed cache in front of the name table
 // spares hashing four strings per collective. A hit is checked against the
 // stored name, so a pointer that came to hold other text gets its own id.
+// The slot is picked by a multiplicative hash (neighbouring literals would
+// share slots under their low bits and evict each other on every collective),
+// and a pointer may sit in either of two neighbouring slots.
 uint32_t intern_nccl_name(const char* s) {
-  static std::atomic<uint64_t> cache[64];  // (pointer << 16) | id
+  constexpr int kSlots = 256;
+  static std::atomic<uint64_t> cache[kSlots + 1];  // (pointer << 16) | id
   if (!s) return 0;
   auto key = uint64_t(reinterpret_cast<uintptr_t>(s));
   if (key >> 48) return name_table().intern(s);  // not a user-space x86-64/aarch64 pointer
-  std::atomic<uint64_t>& slot = cache[(key >> 3) & 63];
-  uint64_t v = slot.load(std::memory_order_relaxed);
-  if (v >> 16 == key) {
+  size_t at = size_t((key * 0x9E3779B97F4A7C15ull) >> 56);
+  for (size_t i = at; i <= at + 1; ++i) {
+    uint64_t v = cache[i].load(std::memory_order_relaxed);
+    if (v >> 16 != key) continue;
     auto id = uint32_t(v & 0xffff);
     std::string_view name = name_table().name(id);
     if (strncmp(name.data(), s, name.size()) == 0 && s[name.size()] == '\0') return id;
   }
   uint32_t id = name_table().intern(s);
-  if (id <= 0xffff) slot.store(key << 16 | id, std::memory_order_relaxed);
+  if (id > 0xffff) return id;
+  size_t free = cache[at].load(std::memory_order_relaxed) == 0 ? at : at + 1;
+  cache[free].store(key << 16 | id, std::memory_order_relaxed);
   return id;
 }
 
@@ -89,14 +95,22 @@ Result init(void** context, uint64_t comm_hash, int* mask, const char* name, int
   return kSuccess;
 }
 
+// The pool's ticket is the collective's key: unique in the process, so its
+// children find it in the rows whatever NCCL's seqNumber says.
+// Only a collective takes the thread's state: its thread id may attach the
+// thread, which can start the runtime, so it runs under a ReentrancyGuard.
+// Proxy ops and steps touch no thread-local state at their start (in a
+// dlopen()ed library each access is a call into the dynamic linker).
 void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
-  CollSlot* s = take(g_colls, "collective");
+  ThreadState& t = this_thread();
+  ReentrancyGuard guard(t);
+  uint64_t ticket = 0;
+  CollSlot* s = take(g_colls, "collective", &ticket);
   if (!s) return nullptr;
   s->t_start = clock::ticks();
   s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
   s->id.seq.store(int64_t(d.seqNumber), std::memory_order_relaxed);
-  s->id.coll_key.store(g_next_coll_key.fetch_add(1, std::memory_order_relaxed),
-                       std::memory_order_relaxed);
+  s->id.coll_key.store(int64_t(ticket), std::memory_order_relaxed);
   s->comm_rank = comm.rank;
   s->func = intern_nccl_name(d.func);
   s->algo = intern_nccl_name(d.algo);
@@ -106,7 +120,7 @@ void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
   s->root = d.root;
   s->nchannels = d.nChannels;
   s->nwarps = d.nWarps;
-  s->tid = thread_id();
+  s->tid = thread_id(t);
   return s;
 }
 
@@ -162,20 +176,21 @@ void* start_kernel_ch(const PluginComm& comm, void* parent, const KernelChDescr&
 
 Result stop_event(void* handle) {
   if (!handle) return kSuccess;
-  uint64_t t = clock::ticks();
+  uint64_t now = clock::ticks();
   bool record = recording();
-  ReentrancyGuard guard;
+  ThreadState& t = this_thread();  // once: a dlopen()ed library's TLS is a call
+  ReentrancyGuard guard(t);
   if (CollSlot* s = g_colls.find(handle)) {
-    if (record) emit_coll(*s, t);
+    if (record) emit_coll(t, *s, now);
     g_colls.release(s);
   } else if (OpSlot* s = g_ops.find(handle)) {
-    if (record) emit_op(*s, t);
+    if (record) emit_op(t, *s, now);
     g_ops.release(s);
   } else if (StepSlot* s = g_steps.find(handle)) {
-    if (record) emit_step(*s, t);
+    if (record) emit_step(t, *s, now);
     g_steps.release(s);
   } else if (KernelChSlot* s = g_kernel_chs.find(handle)) {
-    if (record) emit_kernel_ch(*s, t);
+    if (record) emit_kernel_ch(t, *s, now);
     g_kernel_chs.release(s);
   }
   return kSuccess;
@@ -225,7 +240,6 @@ Result start_event(void* context, void** handle, Descr* d) {
   *handle = nullptr;
   if (!context || !d || !recording()) return kSuccess;
   const auto& comm = *static_cast<PluginComm*>(context);
-  ReentrancyGuard guard;
   switch (uint64_t(d->type)) {
     case kColl:
       *handle = start_coll(comm, d->coll);

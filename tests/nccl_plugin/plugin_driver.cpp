@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -156,8 +157,20 @@ int run(const Profiler* p, Init init) {
   return p->finalize(nccl.ctx);
 }
 
+// A flood: `steps` proxy steps on this thread with no drain between them,
+// then the three collectives, which must not be crowded out.
+template <typename Profiler, typename Descr, typename Init>
+int flood(const Profiler* p, Init init, int steps) {
+  Nccl<Profiler, Descr> nccl{p};
+  if (init(nccl) != 0) return 1;
+  for (int s = 0; s < steps; ++s) nccl.stop(nccl.step(nullptr, s));
+  for (const Coll& c : kColls) nccl.stop(nccl.coll(c));
+  return p->finalize(nccl.ctx);
+}
+
 }  // namespace
 
+// usage: plugin_driver LIB v5|v4 [flood STEPS]
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);  // as NCCL opens its plugins
@@ -168,10 +181,14 @@ int main(int argc, char** argv) {
   std::string symbol = std::string("ncclProfiler_") + argv[2];
   void* sym = dlsym(lib, symbol.c_str());
   if (!sym) return 1;
+  auto init_v5 = [](auto& n) {
+    return n.p->init(&n.ctx, kCommHash, &n.mask, "ddp-pg0", 1, kNranks, kRank, nullptr);
+  };
+  if (argc == 5 && strcmp(argv[3], "flood") == 0 && strcmp(argv[2], "v5") == 0)
+    return flood<ProfilerV5, EventDescrV5>(static_cast<const ProfilerV5*>(sym), init_v5,
+                                           atoi(argv[4]));
   if (strcmp(argv[2], "v5") == 0)
-    return run<ProfilerV5, EventDescrV5>(static_cast<const ProfilerV5*>(sym), [](auto& n) {
-      return n.p->init(&n.ctx, kCommHash, &n.mask, "ddp-pg0", 1, kNranks, kRank, nullptr);
-    });
+    return run<ProfilerV5, EventDescrV5>(static_cast<const ProfilerV5*>(sym), init_v5);
   return run<ProfilerV4, EventDescrV4>(static_cast<const ProfilerV4*>(sym), [](auto& n) {
     return n.p->init(&n.ctx, &n.mask, "ddp-pg0", kCommHash, 1, kNranks, kRank, nullptr);
   });

@@ -158,3 +158,22 @@ TEST_CASE("NCCL profiler plugin v5, loaded by dlopen alone (static NCCL, no hook
 TEST_CASE("NCCL profiler plugin v5, with the hooks preloaded") { check_run(record("v5", true)); }
 
 TEST_CASE("NCCL profiler plugin v4 (NCCL 2.27)") { check_run(record("v4", false)); }
+
+TEST_CASE("a flood of NCCL proxy steps never crowds out the collectives after it") {
+  auto dir = testing::temp_dir("nccl_plugin_flood");
+  std::map<std::string, std::string> env = {
+      {"DDPSCOPE_OUT", dir},
+      {"DDPSCOPE_RANK", "1"},
+      {"DDPSCOPE_BUFFER_EVENTS", "64"},  // the smallest ring
+      {"DDPSCOPE_FLUSH_MS", "60000"}};   // no drain before exit
+  auto r = testing::run({PLUGIN_DRIVER_EXE, INJECT_LIB, "v5", "flood", "1000"}, env);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-1.db");
+  // 64 slots, 16 of them kept for communication: the communicator's event
+  // and 47 steps take the other 48; the three collectives come after.
+  CHECK(db.count("nccl_plugin_comms") == 1);
+  CHECK(db.count("nccl_proxy_steps") == 47);
+  CHECK(db.count("nccl_plugin_collectives") == 3);
+  CHECK(db.processes().at(0).dropped_events == 1000 - 47);
+}
