@@ -21,7 +21,8 @@ for as long by torchrun without ddpscope; rank 0's resident memory sampled
 every second, all of it and its anonymous part (the heap, the injector's
 rings; the rest holds the rank file's mapped pages, which grow with it); the
 growth over the second half of each run (MiB per minute).
-SOAK_PHASES=kill or =memory runs one half (for MINUTES/2 either way).
+SOAK_PHASES=kill or =memory runs one half (for MINUTES/2 either way);
+SOAK_RECORD_FLAGS adds flags to the memory half's `record`.
 """
 import glob
 import os
@@ -40,6 +41,9 @@ VENV = os.path.join(ROOT, ".venv", "bin")
 PYTHON = os.path.join(VENV, "python") if os.path.exists(os.path.join(VENV, "python")) else "python3"
 JOB = os.path.join(ROOT, "bench", "soak_job.py")
 FLUSH_MS = 200
+# SOAK_RECORD_FLAGS: more flags for the memory half's `record` (e.g.
+# --no-python-hook, to tell the injector's memory from the start-up hook's).
+RECORD_FLAGS = os.environ.get("SOAK_RECORD_FLAGS", "").split()
 
 
 def wait_for(predicate, seconds):
@@ -150,7 +154,7 @@ def memory_run(work, seconds, recorded):
     os.makedirs(job)
     inner = [PYTHON, JOB, "--out", job, "--seconds", str(seconds)]
     argv = ([DDPSCOPE, "record", "-o", os.path.join(work, "memory-run"), "--nproc", "2",
-             "--flush-ms", str(FLUSH_MS), "--"] + inner if recorded else
+             "--flush-ms", str(FLUSH_MS)] + RECORD_FLAGS + ["--"] + inner if recorded else
             [os.path.join(VENV, "torchrun"), "--nproc_per_node", "2"] + inner[1:])
     env = dict(os.environ, MASTER_ADDR="127.0.0.1")
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

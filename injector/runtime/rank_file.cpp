@@ -245,8 +245,11 @@ void RankFile::write_collective(CollectiveRecord& c) {
 
 void RankFile::flush(bool final) {
   ticks_.calibrate();
-  for (int i = 0; i < buffers_->size(); ++i)
-    buffers_->at(i)->drain([this](const Event& e) { convert(e); });
+  for (int i = 0; i < buffers_->size(); ++i) {
+    ThreadBuffer* b = buffers_->at(i);
+    b->drain([this](const Event& e) { convert(e); });
+    b->note_flush();
+  }
   resolve_timers(final);
   collect_activities(final);
   bool have_events = !ready_.empty() || !comms_.empty() || !ends_.empty() || !staged_empty() ||

@@ -1,17 +1,62 @@
 #include "injector/runtime/thread_buffer.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 #include <mutex>
+#include <new>
+#include <vector>
 
 namespace ddpscope::inject {
+
+namespace {
+
+size_t ring_bytes(uint32_t capacity) { return size_t(capacity) * sizeof(Event); }
+
+// Fault `bytes` of `p` in, writable, without writing them (the producer may be
+// writing there). Before Linux 5.14 the kernel refuses; the pages then fault
+// in as the ring is first written, as they would anyway.
+void populate(void* p, size_t bytes) { madvise(p, bytes, MADV_POPULATE_WRITE); }
+
+Event* map_ring(uint32_t capacity) {
+  size_t bytes = ring_bytes(capacity);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  // Nobody else sees the ring yet: writing zeros is the portable prefault.
+  memset(p, 0, std::min(bytes, ThreadBuffer::kPrefaultBytes));
+  return static_cast<Event*>(p);
+}
+
+}  // namespace
 
 ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid)
     : tid_(tid),
       capacity_(capacity_pow2),
       other_limit_(capacity_pow2 - capacity_pow2 / 4),
       mask_(capacity_pow2 - 1),
-      // Value-initialised: every page is touched now, at thread attach, so the
-      // hot path never takes a first-touch page fault.
-      slots_(new Event[capacity_pow2]()) {}
+      slots_(map_ring(capacity_pow2)) {}
+
+ThreadBuffer::~ThreadBuffer() { munmap(slots_, ring_bytes(uint32_t(capacity_))); }
+
+bool ThreadBuffer::note_flush() {
+  if (warm_ || orphaned.load(std::memory_order_acquire)) return warm_;
+  if (++live_flushes_ >= 2) {
+    populate(slots_, ring_bytes(uint32_t(capacity_)));
+    warm_ = true;
+  }
+  return warm_;
+}
+
+size_t ThreadBuffer::resident_bytes() const {
+  size_t page = size_t(sysconf(_SC_PAGESIZE)), bytes = ring_bytes(uint32_t(capacity_));
+  std::vector<unsigned char> in_core((bytes + page - 1) / page);
+  if (mincore(slots_, bytes, in_core.data()) != 0) return 0;
+  size_t pages = 0;
+  for (unsigned char c : in_core) pages += c & 1;
+  return pages * page;
+}
 
 ThreadBuffer* BufferRegistry::acquire(uint32_t capacity_pow2, uint32_t tid) {
   static std::mutex mu;

@@ -3,6 +3,13 @@
 // store; the writer thread drains with acquire loads. No lock, no allocation,
 // no syscall on the producer side.
 //
+// Memory: a ring is mapped whole but faulted in lazily. A new thread's ring
+// has only its first kPrefaultBytes in memory; the writer faults in the rest
+// (warm(), without touching the contents) once the thread has lived through
+// two flushes. A thread that makes a few calls and ends costs tens of KiB, not
+// the whole ring: threads that come and go faster than the writer can recycle
+// their rings would otherwise hold a ring each (7 MiB by default).
+//
 // Overflow policy: kDropNewest, with a reserve for communication. When a ring
 // is full the new event is dropped and counted (processes.dropped_events); the
 // app is never blocked by the profiler. Events of other kinds (NVTX ranges,
@@ -28,7 +35,14 @@ enum class EventClass : uint8_t { other, comm };
 
 class ThreadBuffer {
  public:
+  // In memory from the start: a short-lived thread's events, without a page
+  // fault on its hot path.
+  static constexpr size_t kPrefaultBytes = 64 << 10;
+
   ThreadBuffer(uint32_t capacity_pow2, uint32_t tid);
+  ~ThreadBuffer();
+  ThreadBuffer(const ThreadBuffer&) = delete;
+  ThreadBuffer& operator=(const ThreadBuffer&) = delete;
 
   // Producer side (owning thread only).
   Event* reserve(EventClass c = EventClass::other) {
@@ -66,6 +80,14 @@ class ThreadBuffer {
     return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed);
   }
 
+  // Writer thread only: called at each flush; the second time it finds the
+  // ring's thread alive, the whole ring is faulted in, so a long-lived thread
+  // takes no page fault on its hot path from then on. True once warm.
+  bool note_flush();
+  bool warm() const { return warm_; }
+  // Bytes of the ring in memory now (mincore): for tests and diagnostics.
+  size_t resident_bytes() const;
+
   // Thread exit hands the buffer back; the writer drains it and a new thread
   // may adopt it, so thread churn does not grow memory.
   std::atomic<bool> orphaned{false};
@@ -80,8 +102,9 @@ class ThreadBuffer {
   const uint64_t capacity_;
   const uint64_t other_limit_;  // capacity_ less the communication reserve
   const uint64_t mask_;
-  const std::unique_ptr<Event[]>
-      slots_;  // a buffer lives as long as the process; tests free theirs
+  Event* const slots_;    // mapped; a buffer lives as long as the process, tests free theirs
+  int live_flushes_ = 0;  // writer thread only
+  bool warm_ = false;     // writer thread only
 };
 
 // Every buffer ever handed out, in a fixed table the writer walks without locks.

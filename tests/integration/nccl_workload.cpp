@@ -255,6 +255,26 @@ int mode_paced(int calls, int ms) {
   return 0;
 }
 
+// A long steady job: two long-lived rank threads, each making `calls`
+// all-reduces `us` microseconds apart (bench/injector_memory.sh samples the
+// injector's memory over such a run).
+int mode_steady(int calls, int us) {
+  ncclComm_t comms[2];
+  check(ncclCommInitAll(comms, 2, nullptr), "init all");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      float x[64] = {};
+      for (int i = 0; i < calls; ++i) {
+        check(ncclAllReduce(x, x, 16, ncclFloat32, ncclSum, comms[t], stream_of(t)), "ar");
+        usleep(useconds_t(us));
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto c : comms) ncclCommDestroy(c);
+  return 0;
+}
+
 // One call, then a chosen exit status: the injector must pass it on.
 int mode_exit(int code) {
   mode_threads(1, 1);
@@ -279,6 +299,7 @@ int main(int argc, char** argv) {
   if (mode == "newer-dtype") return mode_newer_dtype();
   if (mode == "exit") return mode_exit(a);
   if (mode == "paced") return mode_paced(a, b);
+  if (mode == "steady") return mode_steady(a, b);
   fprintf(stderr,
           "usage: nccl_workload script|threads N CALLS|wait CALLS|fork|fork-early|fork-ranks "
           "N|simulate|reuse|split-nonblocking|newer-dtype|exit CODE|paced CALLS MS\n");

@@ -5,6 +5,7 @@
 
 #include "injector/runtime/comm_events.h"
 #include "injector/runtime/thread_buffer.h"
+#include "tests/support/ctest_skip.h"
 
 using namespace ddpscope::inject;
 
@@ -87,4 +88,29 @@ TEST_CASE("communication may use the whole ring") {
   CHECK(comm == 64);
   CHECK(buf.dropped_comm() == 6);
   CHECK(buf.reserve(EventClass::other) == nullptr);
+}
+
+// A thread that makes a few calls and ends must not cost a whole ring: threads
+// that come and go faster than rings are recycled once held 1 GiB
+// (bench/injector_memory.sh, churn).
+TEST_CASE("a ring is in memory only in part until its thread has lived through two flushes") {
+  constexpr uint32_t kEvents = 65536;  // the default: 7 MiB
+  const size_t whole = size_t(kEvents) * sizeof(Event);
+  ThreadBuffer buf(kEvents, 1);
+  CHECK(buf.resident_bytes() >= ThreadBuffer::kPrefaultBytes);
+  CHECK(buf.resident_bytes() <= 2 * ThreadBuffer::kPrefaultBytes);
+  CHECK_FALSE(buf.note_flush());  // one flush: maybe a short-lived thread
+  CHECK(buf.resident_bytes() <= 2 * ThreadBuffer::kPrefaultBytes);
+  CHECK(buf.note_flush());  // two: long-lived, faulted in whole
+  if (buf.resident_bytes() < whole)
+    ddpscope::testing::skip(
+        "this kernel cannot prefault without writing (MADV_POPULATE_WRITE, Linux 5.14)");
+  CHECK(buf.resident_bytes() == whole);
+}
+
+TEST_CASE("the ring of a thread that ended is never faulted in") {
+  ThreadBuffer buf(65536, 1);
+  buf.orphaned.store(true);
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(buf.note_flush());
+  CHECK(buf.resident_bytes() <= 2 * ThreadBuffer::kPrefaultBytes);
 }

@@ -1,0 +1,83 @@
+"""The injector's own memory over time, without a Python job around it.
+
+The soak (bench/soak.py) measures a recorded DDP job, whose heap also holds
+torch's, Python's and the start-up hook's allocations. Here the process is
+tests/integration/nccl_workload (the NCCL test double: no allocation of its
+own after start-up), preloaded with libddpscope_inject.so, so what grows is
+ours. Two jobs, MINUTES/2 each:
+
+  steady  two long-lived rank threads, one all-reduce each every millisecond
+          (about 2,000 collectives/s into the rank file);
+  churn   a new pair of communicators and two new threads every 2 ms, one
+          all-reduce each (threads that come and go: a thread pool, a
+          DataLoader's pin-memory thread per epoch, at an extreme rate).
+
+Prints anonymous resident memory (heap and the per-thread rings) once a
+minute, the rank file's size, the collectives recorded, and the growth over
+the second half of each run (MiB per minute, least squares).
+  bench/injector_memory.sh MINUTES
+"""
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from soak import memory_mib, slope_per_minute  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build"))
+WORKLOAD = os.path.join(BUILD, "nccl_workload")
+INJECT = os.path.join(BUILD, "libddpscope_inject.so")
+JOBS = {"steady": ["steady", "100000000", "1000"], "churn": ["paced", "100000000", "2"]}
+
+
+def dir_mib(path):
+    return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path)) / 2**20
+
+
+def run(name, seconds, work):
+    out = os.path.join(work, name)
+    env = dict(os.environ, DDPSCOPE_OUT=out, DDPSCOPE_RANK="0", DDPSCOPE_QUIET="1",
+               LD_PRELOAD=INJECT)
+    p = subprocess.Popen([WORKLOAD] + JOBS[name], env=env, stdout=subprocess.DEVNULL)
+    start, samples, next_print = time.monotonic(), [], 0.0
+    while time.monotonic() - start < seconds and p.poll() is None:
+        m = memory_mib(p.pid)
+        t = time.monotonic() - start
+        if m is not None and t >= 5:  # past start-up: the injector has started
+            samples.append((t, m[1]))
+        if m is not None and t >= 5 and t >= next_print:
+            size = dir_mib(out) if os.path.isdir(out) else 0.0
+            print(f"  {name:<6} {t:6.0f} s  heap+rings {m[1]:8.1f} MiB  rank file {size:7.1f} MiB",
+                  flush=True)
+            next_print += 60
+        time.sleep(1)
+    p.terminate()  # SIGTERM: the injector flushes, then the job ends of it
+    p.wait()
+    with sqlite3.connect(os.path.join(out, "rank-0.db")) as db:
+        rows = db.execute("SELECT count(*) FROM collectives").fetchone()[0]
+    first, last = samples[0][1], samples[-1][1]
+    print(f"  {name:<6} {rows} collectives recorded; heap+rings {first:.1f} -> {last:.1f} MiB, "
+          f"peak {max(m for _, m in samples):.1f}, second half {slope_per_minute(samples):+.2f} "
+          f"MiB/min", flush=True)
+
+
+def main():
+    minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 0
+    if minutes <= 0:
+        print("usage: bench/injector_memory.sh MINUTES", file=sys.stderr)
+        return 2
+    print(f"injector memory: {minutes:g} min on {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.1f}; DDPSCOPE_BUFFER_EVENTS "
+          f"{os.environ.get('DDPSCOPE_BUFFER_EVENTS', 'default')}")
+    with tempfile.TemporaryDirectory(prefix="ddpscope-injector-memory-") as work:
+        for name in JOBS:
+            run(name, minutes * 30, work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
