@@ -22,7 +22,8 @@ every second, all of it and its anonymous part (the heap, the injector's
 rings; the rest holds the rank file's mapped pages, which grow with it); the
 growth over the second half of each run (MiB per minute).
 SOAK_PHASES=kill or =memory runs one half (for MINUTES/2 either way);
-SOAK_RECORD_FLAGS adds flags to the memory half's `record`.
+SOAK_RECORD_FLAGS adds flags to the memory half's `record`; SOAK_PRELOAD=1
+runs it under torchrun with the injector preloaded instead.
 """
 import glob
 import os
@@ -44,6 +45,10 @@ FLUSH_MS = 200
 # SOAK_RECORD_FLAGS: more flags for the memory half's `record` (e.g.
 # --no-python-hook, to tell the injector's memory from the start-up hook's).
 RECORD_FLAGS = os.environ.get("SOAK_RECORD_FLAGS", "").split()
+# SOAK_PRELOAD=1: the memory half's recorded run is torchrun with the injector
+# preloaded, as a user's own launcher would run it (no `record` around it).
+PRELOAD_UNDER_TORCHRUN = os.environ.get("SOAK_PRELOAD") == "1"
+INJECT = os.path.join(os.path.dirname(DDPSCOPE), "libddpscope_inject.so")
 
 
 def wait_for(predicate, seconds):
@@ -153,10 +158,17 @@ def memory_run(work, seconds, recorded):
     job = os.path.join(work, "job-recorded" if recorded else "job-plain")
     os.makedirs(job)
     inner = [PYTHON, JOB, "--out", job, "--seconds", str(seconds)]
-    argv = ([DDPSCOPE, "record", "-o", os.path.join(work, "memory-run"), "--nproc", "2",
-             "--flush-ms", str(FLUSH_MS)] + RECORD_FLAGS + ["--"] + inner if recorded else
-            [os.path.join(VENV, "torchrun"), "--nproc_per_node", "2"] + inner[1:])
+    torchrun = [os.path.join(VENV, "torchrun"), "--nproc_per_node", "2"] + inner[1:]
     env = dict(os.environ, MASTER_ADDR="127.0.0.1")
+    if not recorded:
+        argv = torchrun
+    elif PRELOAD_UNDER_TORCHRUN:  # the injector alone, without record's launcher
+        argv = torchrun
+        env.update(LD_PRELOAD=INJECT, DDPSCOPE_OUT=os.path.join(work, "memory-run"),
+                   DDPSCOPE_FLUSH_MS=str(FLUSH_MS))
+    else:
+        argv = ([DDPSCOPE, "record", "-o", os.path.join(work, "memory-run"), "--nproc", "2",
+                 "--flush-ms", str(FLUSH_MS)] + RECORD_FLAGS + ["--"] + inner)
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wait_for(lambda: os.path.exists(os.path.join(job, "pid-rank0")), 120)
     pid = pid_of(job, 0)

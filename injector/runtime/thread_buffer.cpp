@@ -40,6 +40,17 @@ ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid)
 
 ThreadBuffer::~ThreadBuffer() { munmap(slots_, ring_bytes(uint32_t(capacity_))); }
 
+void ThreadBuffer::trim(uint64_t head) {
+  size_t bytes = ring_bytes(uint32_t(capacity_));
+  madvise(slots_, bytes, MADV_DONTNEED);  // private anonymous: reads back as zeros
+  // Nobody writes the ring now (see drain): zeros are the portable prefault.
+  size_t from = size_t(head & mask_) * sizeof(Event);
+  size_t keep = std::min(bytes, ThreadBuffer::kPrefaultBytes);
+  size_t first = std::min(keep, bytes - from);
+  memset(reinterpret_cast<char*>(slots_) + from, 0, first);
+  memset(slots_, 0, keep - first);  // wrapped round to the start
+}
+
 bool ThreadBuffer::note_flush() {
   if (warm_ || orphaned.load(std::memory_order_acquire)) return warm_;
   if (++live_flushes_ >= 2) {

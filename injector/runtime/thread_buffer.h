@@ -5,10 +5,11 @@
 //
 // Memory: a ring is mapped whole but faulted in lazily. A new thread's ring
 // has only its first kPrefaultBytes in memory; the writer faults in the rest
-// (warm(), without touching the contents) once the thread has lived through
-// two flushes. A thread that makes a few calls and ends costs tens of KiB, not
-// the whole ring: threads that come and go faster than the writer can recycle
-// their rings would otherwise hold a ring each (7 MiB by default).
+// (note_flush(), without touching the contents) once the thread has lived
+// through two flushes; a cold ring whose thread ended is trimmed back to its
+// first kPrefaultBytes from where its next owner will write. A thread that makes a few calls and
+// ends costs tens of KiB, not the whole ring: threads that come and go faster than the writer can
+// recycle their rings would otherwise hold a ring each (7 MiB by default).
 //
 // Overflow policy: kDropNewest, with a reserve for communication. When a ring
 // is full the new event is dropped and counted (processes.dropped_events); the
@@ -65,9 +66,13 @@ class ThreadBuffer {
   // Consumer side (writer thread only): calls fn for each published event.
   template <typename Fn>
   uint64_t drain(Fn&& fn) {
+    // A ring whose thread ended gets no new event, and no new owner until its
+    // tail is published below: its memory can be handed back first.
+    bool ended = orphaned.load(std::memory_order_acquire);
     uint64_t t = tail_.load(std::memory_order_relaxed);
     uint64_t h = head_.load(std::memory_order_acquire);
     for (uint64_t i = t; i < h; ++i) fn(slots_[i & mask_]);
+    if (ended && h != t && !warm_) trim(h);
     tail_.store(h, std::memory_order_release);
     return h - t;
   }
@@ -76,8 +81,10 @@ class ThreadBuffer {
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed) + dropped_comm(); }
   uint64_t dropped_comm() const { return dropped_comm_.load(std::memory_order_relaxed); }
   uint32_t tid() const { return tid_; }
+  // Acquire on the tail too: a new owner adopting a drained ring must see
+  // what the writer did to its memory before publishing that tail (trim).
   bool empty() const {
-    return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_relaxed);
+    return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
   }
 
   // Writer thread only: called at each flush; the second time it finds the
@@ -102,7 +109,12 @@ class ThreadBuffer {
   const uint64_t capacity_;
   const uint64_t other_limit_;  // capacity_ less the communication reserve
   const uint64_t mask_;
-  Event* const slots_;    // mapped; a buffer lives as long as the process, tests free theirs
+  Event* const slots_;  // mapped; a buffer lives as long as the process, tests free theirs
+  // A cold ring whose thread ended, drained up to `head`: its pages go back to
+  // the system but the kPrefaultBytes its next owner writes first (from
+  // `head` on). Each short-lived owner would otherwise touch pages further
+  // round the ring, and a recycled ring end up in memory whole.
+  void trim(uint64_t head);
   int live_flushes_ = 0;  // writer thread only
   bool warm_ = false;     // writer thread only
 };

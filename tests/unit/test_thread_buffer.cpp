@@ -2,6 +2,7 @@
 // concurrently; a full ring drops the newest events and counts them.
 #include <catch2/catch.hpp>
 #include <thread>
+#include <vector>
 
 #include "injector/runtime/comm_events.h"
 #include "injector/runtime/thread_buffer.h"
@@ -113,4 +114,37 @@ TEST_CASE("the ring of a thread that ended is never faulted in") {
   buf.orphaned.store(true);
   for (int i = 0; i < 3; ++i) CHECK_FALSE(buf.note_flush());
   CHECK(buf.resident_bytes() <= 2 * ThreadBuffer::kPrefaultBytes);
+}
+
+TEST_CASE("a cold ring whose thread ended is trimmed back when drained") {
+  ThreadBuffer buf(65536, 1);
+  for (int i = 0; i < 20000; ++i) {  // 2 MiB of events: past the prefaulted part
+    Event* e = buf.reserve();
+    REQUIRE(e);
+    e->kind = 1;
+    buf.publish();
+  }
+  CHECK(buf.resident_bytes() >= 20000 * sizeof(Event));
+  buf.drain([](const Event&) {});  // its thread still runs: nothing handed back
+  CHECK(buf.resident_bytes() >= 20000 * sizeof(Event));
+  buf.reserve()->kind = 2;
+  buf.publish();
+  buf.orphaned.store(true);
+  uint64_t n = 0;
+  buf.drain([&](const Event&) { ++n; });
+  CHECK(n == 1);
+  CHECK(buf.resident_bytes() <= 2 * ThreadBuffer::kPrefaultBytes);
+  // Its next owner writes on from where the last one stopped, into memory
+  // already there, and nothing it writes is lost.
+  buf.orphaned.store(false);
+  for (int i = 0; i < 100; ++i) {
+    Event* e = buf.reserve();
+    REQUIRE(e);
+    e->kind = uint8_t(i);
+    buf.publish();
+  }
+  std::vector<int> kinds;
+  buf.drain([&](const Event& e) { kinds.push_back(e.kind); });
+  REQUIRE(kinds.size() == 100);
+  for (int i = 0; i < 100; ++i) CHECK(kinds[i] == i);
 }
