@@ -184,3 +184,54 @@ TEST_CASE("validation: pairs measured and predicted settings, median and max |er
   CHECK(v.median_abs_error_pct == Approx(2));
   CHECK(v.max_abs_error_pct == Approx(10));
 }
+
+TEST_CASE("calibrated backend: another rank count on the calibrated cores") {
+  // 4 ranks on 2 cores: 1 ms per step, 1 ns/B; a step of compute late by 1
+  // ms, by 0.8 more beside an all-reduce; communication at half speed.
+  auto c = gloo_calibration();
+  c.intra.cost = {1e-3, 1e-9, 0};
+  c.points = {CommObservation{Algorithm::ring, 4, {1e6}, 0.0075}};
+  c.cores = 2;
+  c.step_delay_ms = 1.0;
+  c.step_delay_under_comm_ms = 0.8;
+  c.comm_rate_during_compute = 0.5;
+  // As calibrated: ring of 4, 6 · 1 ms + 1.5 · 1 MB · 1 ns.
+  const auto four = ModelBackend::calibrated(c, shape(1, 4));
+  CHECK(four.bucket_ms(1000000) == Approx(7.5));
+  CHECK(four.step_delay_ms() == 1.0);
+  CHECK(four.step_delay_under_comm_ms() == 0.8);
+  // 2 ranks: each backend thread has a whole core, twice the speed: ring of
+  // 2, 2 · 0.5 ms + 1 MB · 0.5 ns; compute on time alone, beside an
+  // all-reduce late by half the calibrated extra; the rate from the cores.
+  const auto two = ModelBackend::calibrated(c, shape(1, 2));
+  CHECK(two.bucket_ms(1000000) == Approx(1.5));
+  CHECK(two.step_delay_ms() == 0);
+  CHECK(two.step_delay_under_comm_ms() == Approx(0.4));
+  CHECK(two.comm_rate_during_compute() == 0.5);
+  // Over a shaped link fitted on 4 ranks: the steps' scheduling halves, the
+  // wire's bytes do not (2x1: ring of 2, 2 · 150 µs + 1 MB · 9 ns).
+  c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0}), "2x2:inter=1gbit", 1};
+  CHECK(ModelBackend::calibrated(c, shape(2, 1, 1)).bucket_ms(1000000) ==
+        Approx((2 * 150e-6 + 1e6 * 9e-9) * 1000));
+  // MPI progresses only inside MPI calls, whatever the cores.
+  c.backend = "mpi";
+  c.comm_rate_during_compute = 1e-3;
+  CHECK(ModelBackend::calibrated(c, shape(1, 2)).comm_rate_during_compute() == 1e-3);
+}
+
+TEST_CASE("calibrated backend: a faster link than fitted meets the unshaped path's pace") {
+  auto c = gloo_calibration();
+  c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0, true}), "2x2:inter=1gbit", 1};
+  c.inter_path = InterLinkFit{link_fit({300e-6, 3e-9, 0, true}), "2x2", 0};
+  auto ms = [&](double gbps) {
+    return ModelBackend::calibrated(c, shape(2, 2, gbps)).bucket_ms(1000000);
+  };
+  // Overlapped: max(6 · 300 µs, 1.5 MB · β). At 1 Gbit/s the fit itself;
+  // at 2 the wire's 4.5 ns/B; at 4 the wire would be 2.25 ns/B, the CPUs
+  // move 3.
+  CHECK(ms(1) == Approx(1.5e6 * 9e-9 * 1000));
+  CHECK(ms(2) == Approx(1.5e6 * 4.5e-9 * 1000));
+  CHECK(ms(4) == Approx(1.5e6 * 3e-9 * 1000));
+  c.inter_path.reset();
+  CHECK(ms(4) == Approx(1.5e6 * 2.25e-9 * 1000));
+}
