@@ -50,3 +50,19 @@ TEST_CASE("core sharing: more ranks than calibrated, and nothing to scale") {
     CHECK(same.step_delay_under_comm == 1);
   }
 }
+
+TEST_CASE("core sharing: the cores the calibrated ranks really had") {
+  // 4 ranks, steps of 600 µs 1 ms late: each had 0.6 / 1.6 of a core, 1.5
+  // cores in all (other work had the rest of 2).
+  CHECK(effective_cores(4, 2, 1.0, 600) == Approx(1.5));
+  CHECK(effective_cores(4, 2, 0.6, 600) == Approx(2));  // 4 on 2, nothing else
+  CHECK(effective_cores(4, 2, 0.1, 600) == 2);          // never more than there are
+  CHECK(effective_cores(2, 2, 0.2, 600) == Approx(1.5));
+  CHECK(effective_cores(4, 2, 1.0, 0) == 2);  // the probe's step unknown
+  // On 1.5 cores 2 ranks are still oversubscribed: late by L/3 against 5L/3.
+  const auto s = scale_ranks(4, 2, 1.5);
+  CHECK(s.link == Approx(0.5));
+  CHECK(s.step_delay == Approx(0.2));
+  CHECK(s.step_delay_under_comm == Approx(0.5));  // 4L/3 against 8L/3
+  CHECK(comm_rate_from_cores(2, 1.5) == Approx(0.5));
+}

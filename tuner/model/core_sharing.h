@@ -14,7 +14,7 @@ double core_share(double threads, double cores);
 // computing, each core is shared by the compute threads and the backend
 // threads (2 per rank), min(1, C/2P); waiting, by the backend threads alone,
 // min(1, C/P).
-double comm_rate_from_cores(int ranks, int cores);
+double comm_rate_from_cores(int ranks, double cores);
 
 // What the CPU costs calibrated on `from` ranks become on `to` ranks on the
 // same `cores` (all 1 when from == to, or when cores or ranks are unknown).
@@ -29,6 +29,13 @@ struct RankScaling {
   // the extra is L(1/s' - 1/s), s' = min(1, C/2P).
   double step_delay_under_comm = 1;
 };
-RankScaling scale_ranks(int from, int to, int cores);
+RankScaling scale_ranks(int from, int to, double cores);
+
+// The cores the calibrated ranks really had: `ranks` compute threads whose
+// steps of `step_us` ended `step_delay_ms` late each got a share s with
+// L/s - L = delay, so they had ranks · s = ranks · L / (L + delay) cores
+// between them (other work on the machine took the rest). Never more than
+// `cores`; `cores` when the probe's step is unknown.
+double effective_cores(int ranks, int cores, double step_delay_ms, double step_us);
 
 }  // namespace ddpscope::tuner::model

@@ -15,6 +15,17 @@ double gbytes_per_s(double seconds_per_byte) {
   return seconds_per_byte > 0 ? 1e-9 / seconds_per_byte : 0.0;
 }
 
+}  // namespace
+
+double shaped_wire_s_per_byte(double gbps) {
+  // Per 1448 bytes of TCP payload (MTU 1500, timestamps): a 1514-byte frame
+  // (tbf counts from the Ethernet header), and half a 66-byte ACK of the
+  // flow the other way (one per two segments) in the same direction.
+  return seconds_per_byte(gbps) * (1514.0 + 66.0 / 2) / 1448.0;
+}
+
+namespace {
+
 // The link's CPU costs at `factor` times their calibrated length.
 LinkCost scaled(LinkCost link, double factor) {
   link.alpha_s *= factor;
@@ -37,18 +48,18 @@ LinkCost inter_link(const Calibration& c, const Topology& t, double cpu) {
   if (inter_fit_applies(c, t)) {
     inter = c.inter->fit.cost;
     inter.alpha_s *= cpu;  // the steps' scheduling; the bytes are the wire's
-    // The fitted β beyond the machine's own is the wire's (with its framing
-    // and TCP overheads): at another declared bandwidth it scales with it.
-    // (Overlapped, β is the slower of the two's pace, never below the machine's.)
-    if (shaped && c.inter->bandwidth_gbps > 0) {
-      const double own = c.intra.cost.beta_s_per_byte;
-      const double ratio = c.inter->bandwidth_gbps / t.inter.bandwidth_gbps;
-      inter.beta_s_per_byte = inter.overlapped
-                                  ? std::max(own, inter.beta_s_per_byte * ratio)
-                                  : own + std::max(0.0, inter.beta_s_per_byte - own) * ratio;
+    // At another declared bandwidth the bytes take the wire's time there
+    // (its frames, shaped_wire_s_per_byte), plus what the fit took beyond
+    // the wire it was fitted on: CPU work the wire did not hide, which no
+    // bandwidth changes. The steps' α stays (their scheduling).
+    if (shaped && c.inter->bandwidth_gbps > 0 &&
+        t.inter.bandwidth_gbps != c.inter->bandwidth_gbps) {
+      const double beyond =
+          std::max(0.0, inter.beta_s_per_byte - shaped_wire_s_per_byte(c.inter->bandwidth_gbps));
+      inter.beta_s_per_byte = shaped_wire_s_per_byte(t.inter.bandwidth_gbps) + beyond;
       // No link carries bytes faster than the ranks' CPUs move them across
       // the same path unshaped (measured so by the calibration).
-      if (c.inter_path && t.inter.bandwidth_gbps != c.inter->bandwidth_gbps)
+      if (c.inter_path)
         inter.beta_s_per_byte =
             std::max(inter.beta_s_per_byte, c.inter_path->fit.cost.beta_s_per_byte * cpu);
     }
@@ -72,7 +83,9 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   // work; over a shaped link only the steps' scheduling is, not the wire.
   const int from = calibrated_ranks(c);
   const bool other_ranks = from > 0 && c.cores > 0 && from != t.nranks();
-  const auto ranks = scale_ranks(from, t.nranks(), c.cores);
+  // The cores as the calibration's ranks had them (other work took some).
+  const double cores = effective_cores(from, c.cores, c.step_delay_ms, c.step_delay_step_us);
+  const auto ranks = scale_ranks(from, t.nranks(), cores);
   m.intra_ = scaled(c.intra.cost, ranks.link);
   // A declared intra bandwidth can only slow the measured link down.
   if (t.intra.bandwidth_gbps > 0)
@@ -95,7 +108,7 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   m.comm_rate_ = c.comm_rate_during_compute;
   // Derived from the cores for any backend but MPI (which moves nothing
   // while the rank computes, whatever the cores): derived again for these ranks.
-  if (other_ranks && c.backend != "mpi") m.comm_rate_ = comm_rate_from_cores(t.nranks(), c.cores);
+  if (other_ranks && c.backend != "mpi") m.comm_rate_ = comm_rate_from_cores(t.nranks(), cores);
   m.step_delay_ms_ = c.step_delay_ms * ranks.step_delay;
   m.step_delay_comm_ms_ = c.step_delay_under_comm_ms * ranks.step_delay_under_comm;
   m.step_delay_step_us_ = c.step_delay_step_us;

@@ -14,6 +14,11 @@
 
 namespace ddpscope::tuner::model {
 
+// Seconds per byte of all-reduce payload over a link shaped to `gbps` the
+// way tune emulates it (tbf counting Ethernet frames of TCP segments, and
+// the ACKs of the flow the other way): 8.547 ns at 1 Gbit/s.
+double shaped_wire_s_per_byte(double gbps);
+
 class ModelBackend {
  public:
   // A calibrated CPU backend (its own algorithm, ring for Gloo and the
