@@ -236,19 +236,25 @@ TEST_CASE("calibrated backend: another rank count on the calibrated cores") {
   CHECK(ModelBackend::calibrated(c, shape(1, 2)).comm_rate_during_compute() == 1e-3);
 }
 
-TEST_CASE("calibrated backend: a faster link than fitted meets the unshaped path's pace") {
+TEST_CASE("calibrated backend: another bandwidth, the wire and the path's CPUs in a row") {
+  // Two stages with no room between: a + b - ab / (a + b).
+  CHECK(tandem_s_per_byte(8, 0) == 8);
+  CHECK(tandem_s_per_byte(4, 4) == 6);
+  CHECK(tandem_s_per_byte(6, 3) == 7);
+  CHECK(tandem_s_per_byte(0, 0) == 0);
   auto c = gloo_calibration();
   c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0, true}), "2x2:inter=1gbit", 1};
   c.inter_path = InterLinkFit{link_fit({300e-6, 3e-9, 0, true}), "2x2", 0};
   auto ms = [&](double gbps) {
     return ModelBackend::calibrated(c, shape(2, 2, gbps)).bucket_ms(1000000);
   };
-  // Overlapped: max(6 · 300 µs, 1.5 MB · β). At 1 Gbit/s the fit itself;
-  // at 2 the wire's 4.2735 ns/B + 0.453 beyond it; at 4 that would be
-  // 2.1368 + 0.453 = 2.59 ns/B, but the CPUs move 3.
+  // Overlapped: max(6 · 300 µs, 1.5 MB · β). At 1 Gbit/s the fit itself
+  // (9 ns/B, below the wire 8.547 and the path 3 in a row: 9.326, nothing
+  // beyond). At 2 Gbit/s 4.2735 and 3 in a row: 5.5109 ns/B; at 4, 3.8888.
   CHECK(ms(1) == Approx(1.5e6 * 9e-9 * 1000));
-  CHECK(ms(2) == Approx(1.5e6 * 4.7265e-9 * 1000).epsilon(1e-4));
-  CHECK(ms(4) == Approx(1.5e6 * 3e-9 * 1000));
+  CHECK(ms(2) == Approx(1.5e6 * 5.5109e-9 * 1000).epsilon(1e-4));
+  CHECK(ms(4) == Approx(1.5e6 * 3.8888e-9 * 1000).epsilon(1e-4));
+  // Without the path: the wire alone, plus the fit's 0.453 beyond its wire.
   c.inter_path.reset();
   CHECK(ms(4) == Approx(1.5e6 * 2.5898e-9 * 1000).epsilon(1e-4));
 }

@@ -24,6 +24,11 @@ double shaped_wire_s_per_byte(double gbps) {
   return seconds_per_byte(gbps) * (1514.0 + 66.0 / 2) / 1448.0;
 }
 
+double tandem_s_per_byte(double first, double second) {
+  const double sum = first + second;
+  return sum > 0 ? sum - first * second / sum : 0;
+}
+
 namespace {
 
 // The link's CPU costs at `factor` times their calibrated length.
@@ -48,20 +53,19 @@ LinkCost inter_link(const Calibration& c, const Topology& t, double cpu) {
   if (inter_fit_applies(c, t)) {
     inter = c.inter->fit.cost;
     inter.alpha_s *= cpu;  // the steps' scheduling; the bytes are the wire's
-    // At another declared bandwidth the bytes take the wire's time there
-    // (its frames, shaped_wire_s_per_byte), plus what the fit took beyond
-    // the wire it was fitted on: CPU work the wire did not hide, which no
-    // bandwidth changes. The steps' α stays (their scheduling).
+    // At another declared bandwidth every byte passes the wire there (its
+    // frames, shaped_wire_s_per_byte) and the ranks' CPUs on the path
+    // (inter_path's pace), one after the other (tandem_s_per_byte); plus
+    // what the fit took beyond that at the bandwidth it was fitted on (CPU
+    // work no bandwidth changes). The steps' α stays (their scheduling).
     if (shaped && c.inter->bandwidth_gbps > 0 &&
         t.inter.bandwidth_gbps != c.inter->bandwidth_gbps) {
-      const double beyond =
-          std::max(0.0, inter.beta_s_per_byte - shaped_wire_s_per_byte(c.inter->bandwidth_gbps));
-      inter.beta_s_per_byte = shaped_wire_s_per_byte(t.inter.bandwidth_gbps) + beyond;
-      // No link carries bytes faster than the ranks' CPUs move them across
-      // the same path unshaped (measured so by the calibration).
-      if (c.inter_path)
-        inter.beta_s_per_byte =
-            std::max(inter.beta_s_per_byte, c.inter_path->fit.cost.beta_s_per_byte * cpu);
+      const double path = c.inter_path ? c.inter_path->fit.cost.beta_s_per_byte * cpu : 0;
+      const double fitted_on =
+          tandem_s_per_byte(shaped_wire_s_per_byte(c.inter->bandwidth_gbps), path);
+      const double beyond = std::max(0.0, inter.beta_s_per_byte - fitted_on);
+      inter.beta_s_per_byte =
+          tandem_s_per_byte(shaped_wire_s_per_byte(t.inter.bandwidth_gbps), path) + beyond;
     }
   } else if (shaped) {
     inter.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
