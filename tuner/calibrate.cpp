@@ -184,8 +184,8 @@ void recheck_small_sizes(const Measure& one_node, const std::string& backend, mo
 
 // The same all-reduces across the same nodes with no link shaped: the pace
 // at which the ranks' CPUs move bytes from node to node (TCP over veth and
-// the bridge, on this machine's cores). A link faster than the one fitted is
-// limited by it, whatever its declared bandwidth.
+// the bridge, on this machine's cores): at another bandwidth than the one
+// fitted, every byte passes it besides the wire.
 void fit_unshaped_path(const Measure& m, const std::string& backend, const Topology& topology,
                        model::Calibration* c, const std::string& dir) {
   Topology unshaped = topology;

@@ -70,7 +70,8 @@ struct Calibration {
   std::optional<InterLinkFit> inter;
   // The same path as `inter` with nothing shaped (bandwidth 0): how fast the
   // ranks' CPUs move bytes across the emulated nodes (TCP, veth, bridge),
-  // the floor a faster link than the one fitted meets. Absent in files
+  // the stage every byte passes besides the wire at another bandwidth
+  // (ModelBackend::calibrated). Absent in files
   // written before it, and without a shaped inter fit.
   std::optional<InterLinkFit> inter_path;
   // How fast communication runs while the rank computes, relative to when it
