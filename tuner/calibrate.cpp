@@ -13,6 +13,7 @@
 #include "profiler/core/stats.h"
 #include "tuner/bucket_plan.h"
 #include "tuner/model/collective_cost.h"
+#include "tuner/model/core_sharing.h"
 #include "tuner/model/model_backend.h"
 #include "tuner/sweep_launch.h"
 #include "tuner/topology.h"
@@ -143,14 +144,6 @@ void measure_step_delays(const Measure& m, const std::string& backend, const Top
   c->step_delay_under_comm_ms = std::max(0.0, stats::median(extra));
 }
 
-// While every rank computes, each core is shared by the compute threads and
-// the backend's (one busy thread per rank each): the backend gets
-// min(1, C/2P) of a core instead of the min(1, C/P) it has when the ranks wait.
-double comm_rate_from_cores(int ranks, long cores) {
-  const double c = double(std::max(1L, cores)), p = std::max(1, ranks);
-  return std::min(1.0, c / (2 * p)) / std::min(1.0, c / p);
-}
-
 // The same ranks on one node: the ranks of an emulated topology share this
 // machine's cores whatever their nodes. Emulated, that node is a network
 // namespace as the topology's are (its own loopback): the same kind of
@@ -189,6 +182,24 @@ void recheck_small_sizes(const Measure& one_node, const std::string& backend, mo
   c->intra = model::fit_link_cost(c->points);
 }
 
+// The same all-reduces across the same nodes with no link shaped: the pace
+// at which the ranks' CPUs move bytes from node to node (TCP over veth and
+// the bridge, on this machine's cores): at another bandwidth than the one
+// fitted, every byte passes it besides the wire.
+void fit_unshaped_path(const Measure& m, const std::string& backend, const Topology& topology,
+                       model::Calibration* c, const std::string& dir) {
+  Topology unshaped = topology;
+  unshaped.inter.bandwidth_gbps = 0;
+  Measure path = m;
+  path.sweep.topology = unshaped.name();
+  std::cerr << "calibrating " << backend << " across the nodes of " << unshaped.name()
+            << ", unshaped: all-reduces at " << m.plan.inter_fit_sizes_mb << " MiB\n";
+  c->inter_path_points =
+      fit_points(path, backend, dir, m.plan.inter_fit_params, m.plan.inter_fit_sizes_mb);
+  c->inter_path =
+      model::InterLinkFit{model::fit_link_cost(c->inter_path_points), unshaped.name(), 0};
+}
+
 // The link classes, each from its own measurements: inside a node from the
 // same number of ranks on this machine's loopback alone (one node: the same
 // CPU sharing as on the topology, no shaped link); between nodes from the
@@ -207,6 +218,7 @@ void fit_links(const Measure& m, const std::string& backend, const Topology& top
     c->inter_points = fit_points(m, backend, dir, plan.inter_fit_params, plan.inter_fit_sizes_mb);
     c->inter = model::InterLinkFit{model::fit_link_cost(c->inter_points), topology.name(),
                                    topology.inter.bandwidth_gbps};
+    if (topology.inter.bandwidth_gbps > 0) fit_unshaped_path(m, backend, topology, c, dir);
   }
   std::cerr << "calibrating " << backend << " on one node again: all-reduces at "
             << plan.recheck_sizes_mb << " MiB\n";
@@ -231,8 +243,9 @@ model::Calibration measure_calibration(const SweepSpec& s, const std::string& ba
   // Open MPI 4.1 runs no progress thread: a non-blocking all-reduce moves
   // inside MPI calls, i.e. once the rank waits (docs/tuner.md, MPI).
   const bool mpi = backend == "mpi";
-  c.comm_rate_during_compute = mpi ? kNoProgress : comm_rate_from_cores(s.nproc, cores);
+  c.comm_rate_during_compute = mpi ? kNoProgress : model::comm_rate_from_cores(s.nproc, int(cores));
   c.cores = int(cores);
+  c.ranks = topology.nranks();
   auto one_node = topology;
   one_node.ranks_per_node = topology.nranks();
   one_node.nodes = 1;

@@ -181,6 +181,10 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   CHECK(back.intra.cost.beta_s_per_byte == Approx(kTruth.beta_s_per_byte));
   CHECK(back.comm_rate_during_compute == 0.5);
   CHECK_FALSE(back.inter.has_value());
+  CHECK(back.ranks == 2);  // no `ranks` set: its points' (2 ranks)
+  c.ranks = 4;
+  save_calibration(path, c);
+  CHECK(load_calibration(path).ranks == 4);
 
   c.inter = InterLinkFit{link_fit({300e-6, 8.5e-9, 0, true}), "2x2:inter=1gbit", 1};
   c.inter->fit.observations = 4;
@@ -200,11 +204,29 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   REQUIRE(back.inter->fit.by_size.points().size() == 2);
   CHECK(back.inter->fit.by_size.at(65536) == Approx(1.3));
   CHECK(back.inter->fit.by_size.at(262144) == Approx(0.9));
+  CHECK_FALSE(back.inter_path.has_value());
+  c.inter_path = InterLinkFit{link_fit({200e-6, 3.5e-9, 0}), "2x2", 0};
+  save_calibration(path, c);
+  back = load_calibration(path);
+  REQUIRE(back.inter_path.has_value());
+  CHECK(back.inter_path->topology == "2x2");
+  CHECK(back.inter_path->bandwidth_gbps == 0);
+  CHECK(back.inter_path->fit.cost.beta_s_per_byte == Approx(3.5e-9));
   std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
                          "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
                          "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0, \"by_size\": "
                          "[{\"bytes_per_step\": 1024, \"ratio\": 0}]}}";
   CHECK_THROWS_WITH(load_calibration(path), path + ": intra: by_size: 'ratio' must be positive");
+  // A file written before `ranks`: its first point's; none: unknown (0).
+  std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
+                         "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
+                         "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0}, \"points\": "
+                         "[{\"nranks\": 4, \"seconds\": 1}]}";
+  CHECK(load_calibration(path).ranks == 4);
+  std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
+                         "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
+                         "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0}}";
+  CHECK(load_calibration(path).ranks == 0);
   std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
                          "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
                          "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0}, \"inter\": "

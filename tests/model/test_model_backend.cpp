@@ -50,9 +50,17 @@ TEST_CASE("calibrated backend: an inter link fitted on an emulated topology") {
   // On the topology it was fitted on: the fit itself paces every ring step.
   auto same = ModelBackend::calibrated(c, shape(2, 2, 1));
   CHECK(same.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * 9e-9) * 1000));
-  // At 2 Gbit/s the wire's share of β (9 - 1 ns/B) halves; the machine's stays.
+  // At 2 Gbit/s the wire's frames take 8 / 2 · 1547 / 1448 = 4.2735 ns/B;
+  // what the fit took beyond the 1 Gbit/s wire's 8.547 (0.453) stays.
+  CHECK(shaped_wire_s_per_byte(1) == Approx(8.547e-9).epsilon(1e-4));
+  CHECK(shaped_wire_s_per_byte(0.4) == Approx(21.368e-9).epsilon(1e-4));
   auto faster = ModelBackend::calibrated(c, shape(2, 2, 2));
-  CHECK(faster.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * 5e-9) * 1000));
+  CHECK(faster.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * 4.7265e-9) * 1000).epsilon(1e-4));
+  // A fit below the wire (its α took part of the bytes): the wire's alone.
+  c.inter->fit.cost.beta_s_per_byte = 7e-9;
+  CHECK(ModelBackend::calibrated(c, shape(2, 2, 0.4)).bucket_ms(1000000) ==
+        Approx((6 * 300e-6 + 1.5e6 * 21.368e-9) * 1000).epsilon(1e-4));
+  c.inter->fit.cost.beta_s_per_byte = 9e-9;
   // It was measured as this ring, intra-node steps included: a fitted α below
   // the one-node fit's is the ring's own, not raised to the one-node α.
   c.inter->fit.cost.alpha_s = 20e-6;
@@ -82,9 +90,10 @@ TEST_CASE("calibrated backend: the per-size ratios on the links they were measur
       Approx(allreduce_s(Algorithm::recursive_doubling, 4, 1e6, c.intra.cost) * 1000));
   const double inter_1mb = (6 * 300e-6 + 1.5e6 * 9e-9) * 1000;
   CHECK(ModelBackend::calibrated(c, shape(2, 2, 1)).bucket_ms(1000000) == Approx(inter_1mb * 0.8));
-  // At another bandwidth the wire share is scaled: the residual shape is not known there.
+  // At another bandwidth the wire's time there: the residual shape is not known there.
   const auto faster = ModelBackend::calibrated(c, shape(2, 2, 10));
-  CHECK(faster.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * (1e-9 + 8e-9 / 10)) * 1000));
+  CHECK(faster.bucket_ms(1000000) ==
+        Approx((6 * 300e-6 + 1.5e6 * (0.8547e-9 + 0.453e-9)) * 1000).epsilon(1e-4));
 }
 
 TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {
@@ -183,4 +192,69 @@ TEST_CASE("validation: pairs measured and predicted settings, median and max |er
   CHECK(v.rows[1].error_pct == Approx(-2));
   CHECK(v.median_abs_error_pct == Approx(2));
   CHECK(v.max_abs_error_pct == Approx(10));
+}
+
+TEST_CASE("calibrated backend: another rank count on the calibrated cores") {
+  // 4 ranks on 2 cores: 1 ms per step, 1 ns/B; a step of compute late by 1
+  // ms, by 0.8 more beside an all-reduce; communication at half speed.
+  auto c = gloo_calibration();
+  c.intra.cost = {1e-3, 1e-9, 0};
+  c.points = {CommObservation{Algorithm::ring, 4, {1e6}, 0.0075}};
+  c.cores = 2;
+  c.step_delay_ms = 1.0;
+  c.step_delay_under_comm_ms = 0.8;
+  c.comm_rate_during_compute = 0.5;
+  // As calibrated: ring of 4, 6 · 1 ms + 1.5 · 1 MB · 1 ns.
+  const auto four = ModelBackend::calibrated(c, shape(1, 4));
+  CHECK(four.bucket_ms(1000000) == Approx(7.5));
+  CHECK(four.step_delay_ms() == 1.0);
+  CHECK(four.step_delay_under_comm_ms() == 0.8);
+  // 2 ranks: each backend thread has a whole core, twice the speed: ring of
+  // 2, 2 · 0.5 ms + 1 MB · 0.5 ns; compute on time alone, beside an
+  // all-reduce late by half the calibrated extra; the rate from the cores.
+  const auto two = ModelBackend::calibrated(c, shape(1, 2));
+  CHECK(two.bucket_ms(1000000) == Approx(1.5));
+  CHECK(two.step_delay_ms() == 0);
+  CHECK(two.step_delay_under_comm_ms() == Approx(0.4));
+  CHECK(two.comm_rate_during_compute() == 0.5);
+  // Measured with 600 µs steps, 1 ms late: 4 ranks had 1.5 cores (other work
+  // the rest), on which 2 ranks are late by a fifth of 4's (core_sharing).
+  c.step_delay_step_us = 600;
+  const auto busy = ModelBackend::calibrated(c, shape(1, 2));
+  CHECK(busy.step_delay_ms() == Approx(0.2));
+  CHECK(busy.step_delay_under_comm_ms() == Approx(0.4));
+  CHECK(busy.bucket_ms(1000000) == Approx(1.5));
+  c.step_delay_step_us = 0;
+  // Over a shaped link fitted on 4 ranks: the steps' scheduling halves, the
+  // wire's bytes do not (2x1: ring of 2, 2 · 150 µs + 1 MB · 9 ns).
+  c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0}), "2x2:inter=1gbit", 1};
+  CHECK(ModelBackend::calibrated(c, shape(2, 1, 1)).bucket_ms(1000000) ==
+        Approx((2 * 150e-6 + 1e6 * 9e-9) * 1000));
+  // MPI progresses only inside MPI calls, whatever the cores.
+  c.backend = "mpi";
+  c.comm_rate_during_compute = 1e-3;
+  CHECK(ModelBackend::calibrated(c, shape(1, 2)).comm_rate_during_compute() == 1e-3);
+}
+
+TEST_CASE("calibrated backend: another bandwidth, the wire and the path's CPUs in a row") {
+  // Two stages with no room between: a + b - ab / (a + b).
+  CHECK(tandem_s_per_byte(8, 0) == 8);
+  CHECK(tandem_s_per_byte(4, 4) == 6);
+  CHECK(tandem_s_per_byte(6, 3) == 7);
+  CHECK(tandem_s_per_byte(0, 0) == 0);
+  auto c = gloo_calibration();
+  c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0, true}), "2x2:inter=1gbit", 1};
+  c.inter_path = InterLinkFit{link_fit({300e-6, 3e-9, 0, true}), "2x2", 0};
+  auto ms = [&](double gbps) {
+    return ModelBackend::calibrated(c, shape(2, 2, gbps)).bucket_ms(1000000);
+  };
+  // Overlapped: max(6 · 300 µs, 1.5 MB · β). At 1 Gbit/s the fit itself
+  // (9 ns/B, below the wire 8.547 and the path 3 in a row: 9.326, nothing
+  // beyond). At 2 Gbit/s 4.2735 and 3 in a row: 5.5109 ns/B; at 4, 3.8888.
+  CHECK(ms(1) == Approx(1.5e6 * 9e-9 * 1000));
+  CHECK(ms(2) == Approx(1.5e6 * 5.5109e-9 * 1000).epsilon(1e-4));
+  CHECK(ms(4) == Approx(1.5e6 * 3.8888e-9 * 1000).epsilon(1e-4));
+  // Without the path: the wire alone, plus the fit's 0.453 beyond its wire.
+  c.inter_path.reset();
+  CHECK(ms(4) == Approx(1.5e6 * 2.5898e-9 * 1000).epsilon(1e-4));
 }

@@ -1,6 +1,6 @@
 // The token bucket for a link, computed by hand: rate in bit/s, a burst of
-// 1 ms of traffic (at least 64 KiB), a queue of 100 ms (at least 4 MiB); and
-// where the emulation finds `ip` and `tc`.
+// 1 ms of traffic (at least 96 KiB: a full GSO segment with its headers), a queue of 100 ms (at
+// least 4 MiB); and where the emulation finds `ip` and `tc`.
 #include <catch2/catch.hpp>
 
 #include "tuner/emulation/link_shaping.h"
@@ -22,7 +22,7 @@ TEST_CASE("token bucket: 1 ms burst and 100 ms queue at the link's rate") {
 TEST_CASE("token bucket: slow links keep a burst of one GSO segment and a 4 MiB queue") {
   TokenBucket slow = token_bucket_for(0.2);
   CHECK(slow.rate_bits == 200'000'000ull);
-  CHECK(slow.burst_bytes == 64 * 1024);  // 25'000 bytes per ms is less
+  CHECK(slow.burst_bytes == 96 * 1024);  // 25'000 bytes per ms is less
   CHECK(slow.limit_bytes == 4 * 1024 * 1024);
 }
 

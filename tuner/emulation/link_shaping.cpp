@@ -10,7 +10,13 @@ namespace ddpscope::tuner::emulation {
 namespace {
 
 // A burst must hold a full GSO segment, or tbf splits every one of them.
-constexpr uint64_t kMinBurst = 64 * 1024;
+// tbf counts the segment as the packets it becomes on the wire: up to 64 KiB
+// (gso_max_size) plus the headers (66 bytes with TCP timestamps) of its 45
+// other packets, 68.5 kB. A burst of 64 KiB split every full segment, and a
+// link of 400-550 Mbit/s (1 ms below 68.5 kB) carried 1.4-1.7 x the wire's
+// time in all-reduces at 500 Mbit/s against 1.0 at 250 and 700 (where TCP's
+// segments are smaller or fit) (docs/model.md).
+constexpr uint64_t kMinBurst = 96 * 1024;
 // Room for every rank's TCP flows to queue (TCP small queues lets each flow
 // keep about 1 MiB in qdiscs) without drops that would look like congestion.
 constexpr uint64_t kMinLimit = 4 * 1024 * 1024;

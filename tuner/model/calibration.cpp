@@ -203,4 +203,9 @@ LinkFit fit_link_cost(const std::vector<CommObservation>& observations) {
   return fit;
 }
 
+int calibrated_ranks(const Calibration& c) {
+  if (c.ranks > 0) return c.ranks;
+  return c.points.empty() ? 0 : c.points.front().nranks;
+}
+
 }  // namespace ddpscope::tuner::model

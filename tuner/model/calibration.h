@@ -68,6 +68,12 @@ struct Calibration {
   // Between nodes, where a multi-node topology was emulated for calibration;
   // absent, the model takes the declared bandwidth (docs/model.md).
   std::optional<InterLinkFit> inter;
+  // The same path as `inter` with nothing shaped (bandwidth 0): how fast the
+  // ranks' CPUs move bytes across the emulated nodes (TCP, veth, bridge),
+  // the stage every byte passes besides the wire at another bandwidth
+  // (ModelBackend::calibrated). Absent in files
+  // written before it, and without a shaped inter fit.
+  std::optional<InterLinkFit> inter_path;
   // How fast communication runs while the rank computes, relative to when it
   // waits (1 = unaffected). On a CPU machine whose cores are all computing,
   // the backend's threads get a share of a core; on a GPU, NCCL's kernels get
@@ -89,9 +95,18 @@ struct Calibration {
   // rate above are those of every rank computing at once on them; fewer
   // ranks computing at once contend less (ModelBackend::contention).
   int cores = 0;
-  std::string comm_rate_source;               // how these two were obtained
-  std::vector<CommObservation> points;        // intra's
-  std::vector<CommObservation> inter_points;  // inter's
+  // The ranks that shared them (0: unknown; files written before it: their
+  // points'). Another rank count shares the same cores differently
+  // (core_sharing.h).
+  int ranks = 0;
+  std::string comm_rate_source;                    // how these two were obtained
+  std::vector<CommObservation> points;             // intra's
+  std::vector<CommObservation> inter_points;       // inter's
+  std::vector<CommObservation> inter_path_points;  // inter_path's
 };
+
+// The rank count the calibration measured (`ranks`, else its one-node
+// points'; 0 if neither).
+int calibrated_ranks(const Calibration& c);
 
 }  // namespace ddpscope::tuner::model

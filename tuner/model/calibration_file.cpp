@@ -103,14 +103,22 @@ LinkFit fit_from(const json& f, const std::string& where) {
   return fit;
 }
 
-InterLinkFit inter_from(const json& f, const std::string& path) {
-  const std::string where = path + ": inter";
+InterLinkFit inter_from(const json& f, const std::string& path, const char* key = "inter") {
+  const std::string where = path + ": " + key;
   if (!f.is_object()) throw InputError(where + " is not an object");
   InterLinkFit inter;
   inter.fit = fit_from(f, where);
   inter.topology = optional_text(f, "topology", where);
   inter.bandwidth_gbps = number(f, "bandwidth_gbps", where);
   return inter;
+}
+
+// Files written before `ranks`: the rank count of their first one-node point.
+int ranks_of_points(const json& j, const std::string& path) {
+  if (!j.contains("points") || !j["points"].is_array() || j["points"].empty()) return 0;
+  const json& first = j["points"][0];
+  if (!first.is_object()) throw InputError(path + ": points: an entry is not an object");
+  return optional_count(first, "nranks", path + ": points");
 }
 
 Algorithm algorithm_from(const std::string& name, const std::string& path) {
@@ -154,6 +162,7 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
             {"step_delay_step_us", c.step_delay_step_us},
             {"cores", c.cores},
+            {"ranks", calibrated_ranks(c)},
             {"comm_rate_source", c.comm_rate_source},
             {"points", points_json(c.points)}};
   if (c.inter) {
@@ -161,6 +170,12 @@ void save_calibration(const std::string& path, const Calibration& c) {
     j["inter"]["topology"] = c.inter->topology;
     j["inter"]["bandwidth_gbps"] = c.inter->bandwidth_gbps;
     j["inter_points"] = points_json(c.inter_points);
+  }
+  if (c.inter_path) {
+    j["inter_path"] = link_fit_json(c.inter_path->fit);
+    j["inter_path"]["topology"] = c.inter_path->topology;
+    j["inter_path"]["bandwidth_gbps"] = c.inter_path->bandwidth_gbps;
+    j["inter_path_points"] = points_json(c.inter_path_points);
   }
   // Written aside and renamed, so a reader never sees half a calibration; a
   // path that cannot be written is an InputError naming it.
@@ -188,6 +203,7 @@ Calibration calibration_from_json_text(const std::string& path, const std::strin
   c.algorithm = algorithm_from(optional_text(j, "algorithm", path, "ring"), path);
   c.intra = fit_from(j["intra"], path + ": intra");
   if (j.contains("inter")) c.inter = inter_from(j["inter"], path);
+  if (j.contains("inter_path")) c.inter_path = inter_from(j["inter_path"], path, "inter_path");
   c.comm_rate_during_compute = number(j, "comm_rate_during_compute", path);
   // Below 0.1 % communication would never finish while compute runs.
   if (!(c.comm_rate_during_compute >= 0.001 && c.comm_rate_during_compute <= 1))
@@ -198,6 +214,8 @@ Calibration calibration_from_json_text(const std::string& path, const std::strin
   if (j.contains("step_delay_step_us"))
     c.step_delay_step_us = number(j, "step_delay_step_us", path);
   c.cores = optional_count(j, "cores", path);
+  c.ranks = optional_count(j, "ranks", path);
+  if (!j.contains("ranks")) c.ranks = ranks_of_points(j, path);
   c.comm_rate_source = optional_text(j, "comm_rate_source", path);
   return c;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tuner/model/core_sharing.h"
+
 namespace ddpscope::tuner::model {
 namespace {
 
@@ -13,6 +15,30 @@ double gbytes_per_s(double seconds_per_byte) {
   return seconds_per_byte > 0 ? 1e-9 / seconds_per_byte : 0.0;
 }
 
+}  // namespace
+
+double shaped_wire_s_per_byte(double gbps) {
+  // Per 1448 bytes of TCP payload (MTU 1500, timestamps): a 1514-byte frame
+  // (tbf counts from the Ethernet header), and half a 66-byte ACK of the
+  // flow the other way (one per two segments) in the same direction.
+  return seconds_per_byte(gbps) * (1514.0 + 66.0 / 2) / 1448.0;
+}
+
+double tandem_s_per_byte(double first, double second) {
+  const double sum = first + second;
+  return sum > 0 ? sum - first * second / sum : 0;
+}
+
+namespace {
+
+// The link's CPU costs at `factor` times their calibrated length.
+LinkCost scaled(LinkCost link, double factor) {
+  link.alpha_s *= factor;
+  link.beta_s_per_byte *= factor;
+  link.gamma_s_per_byte *= factor;
+  return link;
+}
+
 // A fit on a shaped link says nothing of an unshaped one (the machine's own).
 bool inter_fit_applies(const Calibration& c, const Topology& t) {
   return c.inter && t.nodes > 1 && (t.inter.bandwidth_gbps > 0 || c.inter->bandwidth_gbps == 0);
@@ -20,20 +46,26 @@ bool inter_fit_applies(const Calibration& c, const Topology& t) {
 
 // Between nodes: the link fitted on an emulated topology when the calibration
 // has one, else the machine's own link with the declared bandwidth.
-LinkCost inter_link(const Calibration& c, const Topology& t) {
-  LinkCost inter = c.intra.cost;  // the same software stack sends each message
+// `cpu`: the scaling of the steps' CPU costs to these ranks (core_sharing.h).
+LinkCost inter_link(const Calibration& c, const Topology& t, double cpu) {
+  LinkCost inter = scaled(c.intra.cost, cpu);  // the same software stack sends each message
   const bool shaped = t.inter.bandwidth_gbps > 0;
   if (inter_fit_applies(c, t)) {
     inter = c.inter->fit.cost;
-    // The fitted β beyond the machine's own is the wire's (with its framing
-    // and TCP overheads): at another declared bandwidth it scales with it.
-    // (Overlapped, β is the slower of the two's pace, never below the machine's.)
-    if (shaped && c.inter->bandwidth_gbps > 0) {
-      const double own = c.intra.cost.beta_s_per_byte;
-      const double ratio = c.inter->bandwidth_gbps / t.inter.bandwidth_gbps;
-      inter.beta_s_per_byte = inter.overlapped
-                                  ? std::max(own, inter.beta_s_per_byte * ratio)
-                                  : own + std::max(0.0, inter.beta_s_per_byte - own) * ratio;
+    inter.alpha_s *= cpu;  // the steps' scheduling; the bytes are the wire's
+    // At another declared bandwidth every byte passes the wire there (its
+    // frames, shaped_wire_s_per_byte) and the ranks' CPUs on the path
+    // (inter_path's pace), one after the other (tandem_s_per_byte); plus
+    // what the fit took beyond that at the bandwidth it was fitted on (CPU
+    // work no bandwidth changes). The steps' α stays (their scheduling).
+    if (shaped && c.inter->bandwidth_gbps > 0 &&
+        t.inter.bandwidth_gbps != c.inter->bandwidth_gbps) {
+      const double path = c.inter_path ? c.inter_path->fit.cost.beta_s_per_byte * cpu : 0;
+      const double fitted_on =
+          tandem_s_per_byte(shaped_wire_s_per_byte(c.inter->bandwidth_gbps), path);
+      const double beyond = std::max(0.0, inter.beta_s_per_byte - fitted_on);
+      inter.beta_s_per_byte =
+          tandem_s_per_byte(shaped_wire_s_per_byte(t.inter.bandwidth_gbps), path) + beyond;
     }
   } else if (shaped) {
     inter.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
@@ -50,13 +82,21 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   m.backend_ = c.backend;
   m.topology_ = t;
   m.algorithm_ = algorithm.value_or(c.algorithm);
-  m.intra_ = c.intra.cost;
+  // Another rank count than calibrated: the same cores, shared by more or
+  // fewer ranks (core_sharing.h). The one-node link's steps are the cores'
+  // work; over a shaped link only the steps' scheduling is, not the wire.
+  const int from = calibrated_ranks(c);
+  const bool other_ranks = from > 0 && c.cores > 0 && from != t.nranks();
+  // The cores as the calibration's ranks had them (other work took some).
+  const double cores = effective_cores(from, c.cores, c.step_delay_ms, c.step_delay_step_us);
+  const auto ranks = scale_ranks(from, t.nranks(), cores);
+  m.intra_ = scaled(c.intra.cost, ranks.link);
   // A declared intra bandwidth can only slow the measured link down.
   if (t.intra.bandwidth_gbps > 0)
     m.intra_.beta_s_per_byte =
         std::max(m.intra_.beta_s_per_byte, seconds_per_byte(t.intra.bandwidth_gbps));
   m.intra_.alpha_s += t.intra.latency_us * 1e-6;
-  m.inter_ = inter_link(c, t);
+  m.inter_ = inter_link(c, t, ranks.link);
   m.inter_fitted_ = inter_fit_applies(c, t);
   // The residual shape belongs to the link and algorithm measured: a
   // declared bandwidth or latency, or another algorithm, gets the fit alone.
@@ -70,8 +110,11 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
                     : t.inter.bandwidth_gbps > 0 ? std::string("the declared bandwidth")
                                                  : std::string("not limited: the machine's own");
   m.comm_rate_ = c.comm_rate_during_compute;
-  m.step_delay_ms_ = c.step_delay_ms;
-  m.step_delay_comm_ms_ = c.step_delay_under_comm_ms;
+  // Derived from the cores for any backend but MPI (which moves nothing
+  // while the rank computes, whatever the cores): derived again for these ranks.
+  if (other_ranks && c.backend != "mpi") m.comm_rate_ = comm_rate_from_cores(t.nranks(), cores);
+  m.step_delay_ms_ = c.step_delay_ms * ranks.step_delay;
+  m.step_delay_comm_ms_ = c.step_delay_under_comm_ms * ranks.step_delay_under_comm;
   m.step_delay_step_us_ = c.step_delay_step_us;
   m.cores_ = c.cores;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);

@@ -14,6 +14,19 @@
 
 namespace ddpscope::tuner::model {
 
+// Seconds per byte of all-reduce payload over a link shaped to `gbps` the
+// way tune emulates it (tbf counting Ethernet frames of TCP segments, and
+// the ACKs of the flow the other way): 8.547 ns at 1 Gbit/s.
+double shaped_wire_s_per_byte(double gbps);
+
+// Seconds per byte through two stages in a row with no room to queue between
+// them (the wire, and the ranks' CPUs moving the bytes across the path):
+// a tandem of two servers with exponential service times and no buffer
+// passes a unit every a + b - ab/(a + b) on average (the classical
+// two-station result: throughput μ1μ2(μ1 + μ2) / (μ1² + μ1μ2 + μ2²)). At
+// least the slower stage, at most the sum; a alone when b is 0.
+double tandem_s_per_byte(double a, double b);
+
 class ModelBackend {
  public:
   // A calibrated CPU backend (its own algorithm, ring for Gloo and the
