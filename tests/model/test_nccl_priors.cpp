@@ -21,6 +21,12 @@ TEST_CASE("cluster defaults: Hopper NVLink (18 links x 20.6 GB/s), 400 Gbit/s = 
   CHECK(p.channels == 3);  // ceil(32 / 12)
 }
 
+TEST_CASE("channels stop at NCCL's 64 however fast the declared link (fuzz_topology's finding)") {
+  auto fast = shape(2, 4);
+  fast.intra.bandwidth_gbps = 6.7e46;  // once converted to an int channel count: overflow
+  CHECK(gpu_cluster_for(fast).channels == 64);
+}
+
 TEST_CASE("one node of 8 H100s: ring and tree, Simple") {
   auto c = gpu_cluster_for(shape(1, 8));
   // Ring: busbw 370.8, algbw 370.8 * 8/14; latency 8.4 + 14 steps * 3.4.

@@ -62,6 +62,10 @@ tsan_tests=(test_unit test_nccl_hooks test_hidden_real test_gloo_layout test_cud
 # leak check). That unwind makes allocation five times slower, so these tests
 # run in a pass of their own.
 mpi_tests='^(test_mpi_acceptance|test_replay_backends:mpi):'
+# Left out of the ASan leg: a comparison of two timings (our MPI backend
+# against MPI_Allreduce, within 35 %), which says nothing about memory and
+# which the leg's slow allocations distort (1.45 once, in a clean clone).
+timing_tests='^test_mpi_acceptance:'
 # Left out under TSan, which cannot follow threads started in a child forked
 # from a multi-threaded process (the child reuses a thread id TSan still
 # counts as running, and stops: "dup thread with used id"). The ASan leg and
@@ -146,7 +150,7 @@ run_pass() {  # ASAN_OPTIONS to add, then ctest's selection
 start=$(date +%s)
 if [ "$leg" = address ]; then
   run_pass "" -L '^(catch2|sanitize)$' -E "$mpi_tests"
-  run_pass ":fast_unwind_on_malloc=0" -L '^(catch2|sanitize)$' -R "$mpi_tests"
+  run_pass ":fast_unwind_on_malloc=0" -L '^(catch2|sanitize)$' -R "$mpi_tests" -E "$timing_tests"
 else
   run_pass "" -R "^($(IFS='|'; echo "${tsan_tests[*]}")):" -E "$tsan_unsupported"
 fi

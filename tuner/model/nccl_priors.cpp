@@ -39,6 +39,8 @@ constexpr double kTreeCorrection[3][23] = {
 // NVLink bandwidth (GB/s) of one link, and links per GPU (V100, A100, H100 SXM).
 constexpr double kNvlinkPerLink[3] = {20.0, 20.0, 20.6};
 constexpr int kNvlinksPerGpu[3] = {6, 12, 18};
+// NCCL never runs more channels than MAXCHANNELS (64).
+constexpr double kMaxChannels = 64;
 constexpr double kPciBw = 12.0;  // PCIe Gen3 x16, NCCL's PCI_BW
 constexpr double kNetBw = 12.0;  // NCCL's NET_BW, 100 Gbit/s
 
@@ -104,7 +106,10 @@ GpuCluster gpu_cluster_for(const Topology& t, GpuArch arch) {
   c.net_gbytes_per_s = t.inter.bandwidth_gbps > 0 ? t.inter.bandwidth_gbps / 8 : kNetBw;
   c.net_latency_us = t.inter.latency_us;
   const double per_channel = c.intra == IntraHw::nvlink ? kNvlinkPerLink[int(arch)] : kPciBw;
-  c.channels = std::max(2, int(std::ceil(c.intra_gbytes_per_s / per_channel - 1e-9)));
+  // Clamped before the conversion: a declared bandwidth of any size must not
+  // overflow an int (found by fuzz_topology: intra=6.7e46 Gbit/s).
+  c.channels =
+      int(std::clamp(std::ceil(c.intra_gbytes_per_s / per_channel - 1e-9), 2.0, kMaxChannels));
   return c;
 }
 
