@@ -38,10 +38,10 @@ ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid)
       mask_(capacity_pow2 - 1),
       slots_(map_ring(capacity_pow2)) {}
 
-ThreadBuffer::~ThreadBuffer() { munmap(slots_, ring_bytes(uint32_t(capacity_))); }
+ThreadBuffer::~ThreadBuffer() { munmap(slots_, bytes()); }
 
 void ThreadBuffer::trim(uint64_t head) {
-  size_t bytes = ring_bytes(uint32_t(capacity_));
+  size_t bytes = this->bytes();
   madvise(slots_, bytes, MADV_DONTNEED);  // private anonymous: reads back as zeros
   // Nobody writes the ring now (see drain): zeros are the portable prefault.
   size_t from = size_t(head & mask_) * sizeof(Event);
@@ -54,14 +54,14 @@ void ThreadBuffer::trim(uint64_t head) {
 bool ThreadBuffer::note_flush() {
   if (warm_ || orphaned.load(std::memory_order_acquire)) return warm_;
   if (++live_flushes_ >= 2) {
-    populate(slots_, ring_bytes(uint32_t(capacity_)));
+    populate(slots_, bytes());
     warm_ = true;
   }
   return warm_;
 }
 
 size_t ThreadBuffer::resident_bytes() const {
-  size_t page = size_t(sysconf(_SC_PAGESIZE)), bytes = ring_bytes(uint32_t(capacity_));
+  size_t page = size_t(sysconf(_SC_PAGESIZE)), bytes = this->bytes();
   std::vector<unsigned char> in_core((bytes + page - 1) / page);
   if (mincore(slots_, bytes, in_core.data()) != 0) return 0;
   size_t pages = 0;

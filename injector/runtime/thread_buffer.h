@@ -115,8 +115,9 @@ class ThreadBuffer {
   // `head` on). Each short-lived owner would otherwise touch pages further
   // round the ring, and a recycled ring end up in memory whole.
   void trim(uint64_t head);
-  int live_flushes_ = 0;  // writer thread only
-  bool warm_ = false;     // writer thread only
+  size_t bytes() const { return size_t(capacity_) * sizeof(Event); }  // the mapping's size
+  int live_flushes_ = 0;                                              // writer thread only
+  bool warm_ = false;                                                 // writer thread only
 };
 
 // Every buffer ever handed out, in a fixed table the writer walks without locks.
