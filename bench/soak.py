@@ -25,6 +25,7 @@ SOAK_PHASES=kill or =memory runs one half (for MINUTES/2 either way);
 SOAK_RECORD_FLAGS adds flags to the memory half's `record`; SOAK_PRELOAD=1
 runs it under torchrun with the injector preloaded instead.
 """
+import contextlib
 import glob
 import os
 import random
@@ -42,6 +43,10 @@ VENV = os.path.join(ROOT, ".venv", "bin")
 PYTHON = os.path.join(VENV, "python") if os.path.exists(os.path.join(VENV, "python")) else "python3"
 JOB = os.path.join(ROOT, "bench", "soak_job.py")
 FLUSH_MS = 200
+# The rank writer's SQLite page cache (profiler/store/writer.cpp) is 4 MiB of
+# heap, filled as the rank file grows: the heap grows until then, by design.
+# Its growth after the rank file held twice that is what the injector adds.
+CACHE_FULL_MIB = 8
 # SOAK_RECORD_FLAGS: more flags for the memory half's `record` (e.g.
 # --no-python-hook, to tell the injector's memory from the start-up hook's).
 RECORD_FLAGS = os.environ.get("SOAK_RECORD_FLAGS", "").split()
@@ -139,9 +144,10 @@ def memory_mib(pid):
     return (fields["VmRSS"], fields["RssAnon"]) if len(fields) == 2 else None
 
 
-def slope_per_minute(samples):
-    """Least-squares MiB per minute over the second half of (time, MiB)."""
-    half = samples[len(samples) // 2:]
+def slope_per_minute(samples, since=None):
+    """Least-squares MiB per minute of (time, MiB) over the second half, or
+    over the samples from time `since` on."""
+    half = samples[len(samples) // 2:] if since is None else [s for s in samples if s[0] >= since]
     if len(half) < 2:
         return 0.0
     t0 = half[0][0]
@@ -152,9 +158,25 @@ def slope_per_minute(samples):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
 
 
-def memory_run(work, seconds, recorded):
+def rank_file_mib(rec):
+    """Rank 0's database as its writer sees it (pages in the file and in the
+    write-ahead log, each counted once), in MiB; 0 until it can be read."""
+    try:
+        path = f"file:{os.path.join(rec, 'rank-0.db')}?mode=ro"
+        with contextlib.closing(sqlite3.connect(path, uri=True, timeout=0.1)) as db:
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            size = db.execute("PRAGMA page_size").fetchone()[0]
+        return pages * size / 2**20
+    except sqlite3.Error:
+        return 0.0
+
+
+def memory_run(work, seconds, recorded, cache_full_s=None):
     """Rank 0's memory every second: first, last and MiB per minute over the
-    second half, of all resident memory and of its anonymous part."""
+    second half, of all resident memory and of its anonymous part; recorded,
+    also when the rank file first held CACHE_FULL_MIB (seconds from the start),
+    and the anonymous part's slope from then on (for a plain run: from
+    `cache_full_s`, the recorded run's moment)."""
     job = os.path.join(work, "job-recorded" if recorded else "job-plain")
     os.makedirs(job)
     inner = [PYTHON, JOB, "--out", job, "--seconds", str(seconds)]
@@ -172,17 +194,23 @@ def memory_run(work, seconds, recorded):
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wait_for(lambda: os.path.exists(os.path.join(job, "pid-rank0")), 120)
     pid = pid_of(job, 0)
-    rss, anon = [], []
+    rss, anon, start = [], [], time.monotonic()
     while p.poll() is None:
         m = memory_mib(pid)
+        t = time.monotonic() - start
         if m is not None:
-            rss.append((time.monotonic(), m[0]))
-            anon.append((time.monotonic(), m[1]))
+            rss.append((t, m[0]))
+            anon.append((t, m[1]))
+        rec = os.path.join(work, "memory-run")
+        if recorded and cache_full_s is None and rank_file_mib(rec) >= CACHE_FULL_MIB:
+            cache_full_s = t
         time.sleep(1)
     if not rss:
         return None
+    after = None if cache_full_s is None else slope_per_minute(anon, since=cache_full_s)
     return {"steps": len(steps(job, 0)), "rss": (rss[0][1], rss[-1][1], slope_per_minute(rss)),
-            "anon": (anon[0][1], anon[-1][1], slope_per_minute(anon))}
+            "anon": (anon[0][1], anon[-1][1], slope_per_minute(anon)),
+            "cache_full_s": cache_full_s, "anon_after": after}
 
 
 def main():
@@ -222,8 +250,9 @@ def main():
         return 1 if failed else 0
     seconds = max(30, int(minutes * 15))
     print(f"\nmemory: rank 0's RSS, {seconds} s recorded, then {seconds} s without ddpscope")
+    cache_full_s = None
     for recorded in (True, False):
-        m = memory_run(work, seconds, recorded)
+        m = memory_run(work, seconds, recorded, cache_full_s)
         name = "recorded" if recorded else "plain   "
         if m is None:
             print(f"  {name}  the job did not run")
@@ -233,6 +262,13 @@ def main():
             first, last, slope = m[kind]
             print(f"  {name}  {m['steps']:>6} steps  {'RSS ' if kind == 'rss' else 'heap'} "
                   f"{first:7.1f} -> {last:7.1f} MiB, second half {slope:+.2f} MiB/min")
+        cache_full_s = m["cache_full_s"]
+        if cache_full_s is None and recorded:
+            print(f"  {name}  the rank file never held {CACHE_FULL_MIB} MiB "
+                  "(the page cache still filling)")
+        elif m["anon_after"] is not None:
+            print(f"  {name}  heap from {cache_full_s:.0f} s on (rank file {CACHE_FULL_MIB} MiB: "
+                  f"page cache full) {m['anon_after']:+.2f} MiB/min")
     shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
 

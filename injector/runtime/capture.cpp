@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "injector/runtime/counters.h"
 #include "injector/runtime/identity.h"
 #include "injector/runtime/log.h"
 #include "injector/runtime/rank_file.h"
@@ -147,10 +148,12 @@ ThreadBuffer* attach_thread() {
   ThreadState& self = this_thread();
   self.tid = uint32_t(syscall(SYS_gettid));
   ThreadBuffer* b = g_buffers->acquire(g_buffer_events, self.tid);
-  if (!b) {
-    notice_once(Notice::buffer_table_full,
-                "more than %d recording threads; further threads unrecorded",
-                BufferRegistry::kMaxThreads);
+  if (!b) {  // its calls still run: only they are not recorded
+    count(Counter::unrecorded_threads);
+    notice_once(Notice::no_thread_buffer,
+                "a thread got no event buffer (%d recording threads, or no memory for its "
+                "ring); that thread's calls are not recorded (meta count:unrecorded_threads)",
+                g_buffers->size());
     return nullptr;
   }
   static thread_local ThreadExit exit_guard;

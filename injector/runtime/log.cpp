@@ -16,7 +16,7 @@ namespace {
 // notices about what was measured how, which DDPSCOPE_QUIET=1 silences.
 bool is_warning(Notice kind) {
   return kind == Notice::no_output || kind == Notice::write_failed ||
-         kind == Notice::buffer_table_full;
+         kind == Notice::no_thread_buffer;
 }
 
 }  // namespace

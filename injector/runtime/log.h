@@ -8,7 +8,7 @@ enum class Notice {
   no_output,
   write_failed,
   no_real_symbol,
-  buffer_table_full,
+  no_thread_buffer,
   cuda_timer,
   cupti,
   unknown_dtype,

@@ -20,23 +20,41 @@ size_t ring_bytes(uint32_t capacity) { return size_t(capacity) * sizeof(Event); 
 // in as the ring is first written, as they would anyway.
 void populate(void* p, size_t bytes) { madvise(p, bytes, MADV_POPULATE_WRITE); }
 
+// Null when the system refuses the mapping (address space or memory limits).
 Event* map_ring(uint32_t capacity) {
   size_t bytes = ring_bytes(capacity);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (p == MAP_FAILED) return nullptr;
   // Nobody else sees the ring yet: writing zeros is the portable prefault.
   memset(p, 0, std::min(bytes, ThreadBuffer::kPrefaultBytes));
   return static_cast<Event*>(p);
 }
 
+Event* map_ring_or_throw(uint32_t capacity) {
+  Event* slots = map_ring(capacity);
+  if (!slots) throw std::bad_alloc();
+  return slots;
+}
+
 }  // namespace
 
-ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid)
+ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid, Event* slots)
     : tid_(tid),
       capacity_(capacity_pow2),
       other_limit_(capacity_pow2 - capacity_pow2 / 4),
       mask_(capacity_pow2 - 1),
-      slots_(map_ring(capacity_pow2)) {}
+      slots_(slots) {}
+
+ThreadBuffer::ThreadBuffer(uint32_t capacity_pow2, uint32_t tid)
+    : ThreadBuffer(capacity_pow2, tid, map_ring_or_throw(capacity_pow2)) {}
+
+ThreadBuffer* ThreadBuffer::create(uint32_t capacity_pow2, uint32_t tid) {
+  Event* slots = map_ring(capacity_pow2);
+  if (!slots) return nullptr;
+  auto* b = new (std::nothrow) ThreadBuffer(capacity_pow2, tid, slots);
+  if (!b) munmap(slots, ring_bytes(capacity_pow2));
+  return b;
+}
 
 ThreadBuffer::~ThreadBuffer() { munmap(slots_, bytes()); }
 
@@ -83,7 +101,8 @@ ThreadBuffer* BufferRegistry::acquire(uint32_t capacity_pow2, uint32_t tid) {
     }
   }
   if (n == kMaxThreads) return nullptr;
-  auto* b = new ThreadBuffer(capacity_pow2, tid);
+  ThreadBuffer* b = ThreadBuffer::create(capacity_pow2, tid);
+  if (!b) return nullptr;
   buffers_[n].store(b, std::memory_order_release);
   count_.store(n + 1, std::memory_order_release);
   return b;

@@ -40,7 +40,11 @@ class ThreadBuffer {
   // fault on its hot path.
   static constexpr size_t kPrefaultBytes = 64 << 10;
 
+  // Throws std::bad_alloc when the ring cannot be mapped (tests own theirs).
   ThreadBuffer(uint32_t capacity_pow2, uint32_t tid);
+  // The runtime's way: null when the system refuses the ring's memory, so a
+  // hooked call never sees an exception (its thread goes unrecorded).
+  static ThreadBuffer* create(uint32_t capacity_pow2, uint32_t tid);
   ~ThreadBuffer();
   ThreadBuffer(const ThreadBuffer&) = delete;
   ThreadBuffer& operator=(const ThreadBuffer&) = delete;
@@ -101,6 +105,8 @@ class ThreadBuffer {
   void adopt(uint32_t tid) { tid_ = tid; }
 
  private:
+  ThreadBuffer(uint32_t capacity_pow2, uint32_t tid, Event* slots);
+
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t cached_tail_ = 0;
   std::atomic<uint64_t> dropped_{0}, dropped_comm_{0};
@@ -131,7 +137,8 @@ class BufferRegistry {
   BufferRegistry(const BufferRegistry&) = delete;
   BufferRegistry& operator=(const BufferRegistry&) = delete;
   // The calling thread's buffer: adopted from an orphan or newly made (once per
-  // thread, under a mutex; never on the hot path). Null when the table is full.
+  // thread, under a mutex; never on the hot path). Null when the table is full
+  // or the system has no memory for a new ring.
   ThreadBuffer* acquire(uint32_t capacity_pow2, uint32_t tid);
   int size() const { return count_.load(std::memory_order_acquire); }
   ThreadBuffer* at(int i) const { return buffers_[i].load(std::memory_order_acquire); }

@@ -1,6 +1,11 @@
 // The SPSC event ring: nothing lost or duplicated while a consumer drains
 // concurrently; a full ring drops the newest events and counts them.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -147,4 +152,42 @@ TEST_CASE("a cold ring whose thread ended is trimmed back when drained") {
   buf.drain([&](const Event& e) { kinds.push_back(e.kind); });
   REQUIRE(kinds.size() == 100);
   for (int i = 0; i < 100; ++i) CHECK(kinds[i] == i);
+}
+
+namespace {
+
+// The process's address space in bytes (VmSize), to set a limit just above it.
+size_t address_space_bytes() {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  size_t kib = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmSize: %zu kB", &kib) == 1) break;
+  if (f) fclose(f);
+  return kib << 10;
+}
+
+}  // namespace
+
+// A thread whose ring the system refuses goes unrecorded: no exception thrown
+// through a hooked call (it used to throw std::bad_alloc from the hook).
+// Runs in a child whose address space is capped at 2 MiB above its size, so a
+// 7 MiB ring cannot be mapped while small ones still can.
+TEST_CASE("a ring the system has no memory for makes no buffer, and no exception") {
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    rlimit cap{address_space_bytes() + (2 << 20), RLIM_INFINITY};
+    if (setrlimit(RLIMIT_AS, &cap) != 0) _exit(10);
+    if (ThreadBuffer::create(65536, 1)) _exit(11);
+    BufferRegistry registry;
+    if (registry.acquire(65536, 1) || registry.size() != 0) _exit(12);
+    ThreadBuffer* small = registry.acquire(64, 1);  // 7 KiB: still fits
+    if (!small || registry.size() != 1) _exit(13);
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
