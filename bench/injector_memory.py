@@ -13,10 +13,14 @@ ours. Two jobs, MINUTES/2 each:
           DataLoader's pin-memory thread per epoch, at an extreme rate).
 
 Prints anonymous resident memory (heap and the per-thread rings) once a
-minute, the rank file's size, the collectives recorded, and the growth over
-the second half of each run (MiB per minute, least squares).
+minute, the rank file's size, the collectives recorded, the event rings the
+process made (meta event_rings), and the growth over the second half of each
+run and from when the rank file first held 8 MiB: until then the rank
+writer's 4 MiB SQLite page cache is still filling (MiB per minute, least
+squares).
   bench/injector_memory.sh MINUTES
 """
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -25,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from soak import memory_mib, slope_per_minute  # noqa: E402
+from soak import CACHE_FULL_MIB, memory_mib, rank_file_mib, slope_per_minute  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build"))
@@ -43,12 +47,14 @@ def run(name, seconds, work):
     env = dict(os.environ, DDPSCOPE_OUT=out, DDPSCOPE_RANK="0", DDPSCOPE_QUIET="1",
                LD_PRELOAD=INJECT)
     p = subprocess.Popen([WORKLOAD] + JOBS[name], env=env, stdout=subprocess.DEVNULL)
-    start, samples, next_print = time.monotonic(), [], 0.0
+    start, samples, next_print, cache_full_s = time.monotonic(), [], 0.0, None
     while time.monotonic() - start < seconds and p.poll() is None:
         m = memory_mib(p.pid)
         t = time.monotonic() - start
         if m is not None and t >= 5:  # past start-up: the injector has started
             samples.append((t, m[1]))
+        if cache_full_s is None and os.path.isdir(out) and rank_file_mib(out) >= CACHE_FULL_MIB:
+            cache_full_s = t
         if m is not None and t >= 5 and t >= next_print:
             size = dir_mib(out) if os.path.isdir(out) else 0.0
             print(f"  {name:<6} {t:6.0f} s  heap+rings {m[1]:8.1f} MiB  rank file {size:7.1f} MiB",
@@ -57,12 +63,16 @@ def run(name, seconds, work):
         time.sleep(1)
     p.terminate()  # SIGTERM: the injector flushes, then the job ends of it
     p.wait()
-    with sqlite3.connect(os.path.join(out, "rank-0.db")) as db:
+    with contextlib.closing(sqlite3.connect(os.path.join(out, "rank-0.db"))) as db:
         rows = db.execute("SELECT count(*) FROM collectives").fetchone()[0]
+        rings = db.execute("SELECT value FROM meta WHERE key = 'event_rings'").fetchone()
     first, last = samples[0][1], samples[-1][1]
     print(f"  {name:<6} {rows} collectives recorded; heap+rings {first:.1f} -> {last:.1f} MiB, "
           f"peak {max(m for _, m in samples):.1f}, second half {slope_per_minute(samples):+.2f} "
-          f"MiB/min", flush=True)
+          f"MiB/min; {rings[0] if rings else '?'} event rings", flush=True)
+    if cache_full_s is not None:  # the writer's page cache full: what grows after is ours
+        print(f"  {name:<6} from {cache_full_s:.0f} s on (rank file {CACHE_FULL_MIB} MiB): "
+              f"{slope_per_minute(samples, since=cache_full_s):+.2f} MiB/min", flush=True)
 
 
 def main():

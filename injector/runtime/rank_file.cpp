@@ -205,6 +205,7 @@ void RankFile::write() {
   }
   write_rows(kernels_);
   write_counts();
+  writer_->put_meta("event_rings", std::to_string(buffers_->size()));
   if (device_tracer()) {
     writer_->put_meta("cupti_dropped_records", std::to_string(cupti_dropped_));
     writer_->put_meta("cupti_overhead_ns", std::to_string(cupti_overhead_ns_));

@@ -69,6 +69,30 @@ void ThreadBuffer::trim(uint64_t head) {
   memset(slots_, 0, keep - first);  // wrapped round to the start
 }
 
+void ThreadBuffer::trim_ended(uint64_t head, bool drained) {
+  if (drained) {
+    trim(head);
+  } else if (!trimmed_) {
+    bool expected = true;
+    if (!orphaned.compare_exchange_strong(expected, false, std::memory_order_acq_rel)) return;
+    trim(head);
+    orphaned.store(true, std::memory_order_release);
+  } else {
+    return;
+  }
+  trimmed_ = true;
+  warm_ = false;  // its next owner is warmed afresh if it lives long enough
+  live_flushes_ = 0;
+}
+
+bool ThreadBuffer::adopt(uint32_t tid) {
+  bool expected = true;
+  if (!empty() || !orphaned.compare_exchange_strong(expected, false, std::memory_order_acq_rel))
+    return false;
+  tid_ = tid;
+  return true;
+}
+
 bool ThreadBuffer::note_flush() {
   if (warm_ || orphaned.load(std::memory_order_acquire)) return warm_;
   if (++live_flushes_ >= 2) {
@@ -94,11 +118,7 @@ ThreadBuffer* BufferRegistry::acquire(uint32_t capacity_pow2, uint32_t tid) {
   for (int i = 0; i < n; ++i) {
     ThreadBuffer* b = buffers_[i].load(std::memory_order_relaxed);
     // An orphan is adoptable once the writer has drained it.
-    if (b->orphaned.load(std::memory_order_acquire) && b->empty()) {
-      b->adopt(tid);
-      b->orphaned.store(false, std::memory_order_release);
-      return b;
-    }
+    if (b->orphaned.load(std::memory_order_acquire) && b->adopt(tid)) return b;
   }
   if (n == kMaxThreads) return nullptr;
   ThreadBuffer* b = ThreadBuffer::create(capacity_pow2, tid);

@@ -6,10 +6,12 @@
 // Memory: a ring is mapped whole but faulted in lazily. A new thread's ring
 // has only its first kPrefaultBytes in memory; the writer faults in the rest
 // (note_flush(), without touching the contents) once the thread has lived
-// through two flushes; a cold ring whose thread ended is trimmed back to its
-// first kPrefaultBytes from where its next owner will write. A thread that makes a few calls and
-// ends costs tens of KiB, not the whole ring: threads that come and go faster than the writer can
-// recycle their rings would otherwise hold a ring each (7 MiB by default).
+// through two flushes; a ring whose thread ended is trimmed back to the
+// kPrefaultBytes its next owner will write first. A thread that makes a few
+// calls and ends costs tens of KiB, not the whole ring: threads that come and
+// go faster than the writer can recycle their rings would otherwise hold a
+// ring each (7 MiB by default), and an idle ring would stay as warm as its
+// last owner left it.
 //
 // Overflow policy: kDropNewest, with a reserve for communication. When a ring
 // is full the new event is dropped and counted (processes.dropped_events); the
@@ -70,13 +72,14 @@ class ThreadBuffer {
   // Consumer side (writer thread only): calls fn for each published event.
   template <typename Fn>
   uint64_t drain(Fn&& fn) {
-    // A ring whose thread ended gets no new event, and no new owner until its
-    // tail is published below: its memory can be handed back first.
     bool ended = orphaned.load(std::memory_order_acquire);
     uint64_t t = tail_.load(std::memory_order_relaxed);
     uint64_t h = head_.load(std::memory_order_acquire);
     for (uint64_t i = t; i < h; ++i) fn(slots_[i & mask_]);
-    if (ended && h != t && !warm_) trim(h);
+    if (ended)
+      trim_ended(h, h != t);
+    else
+      trimmed_ = false;
     tail_.store(h, std::memory_order_release);
     return h - t;
   }
@@ -102,7 +105,9 @@ class ThreadBuffer {
   // Thread exit hands the buffer back; the writer drains it and a new thread
   // may adopt it, so thread churn does not grow memory.
   std::atomic<bool> orphaned{false};
-  void adopt(uint32_t tid) { tid_ = tid; }
+  // A new owner's claim on a drained orphan (BufferRegistry, under its
+  // mutex): it may lose to the writer, which claims an orphan to trim it.
+  bool adopt(uint32_t tid);
 
  private:
   ThreadBuffer(uint32_t capacity_pow2, uint32_t tid, Event* slots);
@@ -121,9 +126,16 @@ class ThreadBuffer {
   // `head` on). Each short-lived owner would otherwise touch pages further
   // round the ring, and a recycled ring end up in memory whole.
   void trim(uint64_t head);
+  // The writer's part in a ring whose thread ended, once drained up to `head`:
+  // trimmed whether warm or cold, so a ring between owners holds only
+  // kPrefaultBytes. With events just drained (`drained`) nobody can adopt it
+  // before the tail is published; without, it may be adoptable already, so
+  // the writer first claims it as an owner would.
+  void trim_ended(uint64_t head, bool drained);
   size_t bytes() const { return size_t(capacity_) * sizeof(Event); }  // the mapping's size
   int live_flushes_ = 0;                                              // writer thread only
   bool warm_ = false;                                                 // writer thread only
+  bool trimmed_ = false;  // writer thread only: since its thread ended
 };
 
 // Every buffer ever handed out, in a fixed table the writer walks without locks.

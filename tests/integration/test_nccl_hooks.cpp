@@ -151,6 +151,11 @@ TEST_CASE("calls from many threads at once lose nothing") {
     CHECK(*seqs[t].rbegin() == 19999);
     CHECK(tids[t].size() == 1);
   }
+  // One ring per thread recording at a time (the main thread's too), fewer
+  // where a thread ended and its ring was handed on before the next began.
+  int rings = std::stoi(db.meta().at("event_rings"));
+  CHECK(rings >= 1);
+  CHECK(rings <= 9);
 }
 
 TEST_CASE("kill -9 keeps every event older than two flush intervals") {

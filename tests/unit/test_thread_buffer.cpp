@@ -154,6 +154,44 @@ TEST_CASE("a cold ring whose thread ended is trimmed back when drained") {
   for (int i = 0; i < 100; ++i) CHECK(kinds[i] == i);
 }
 
+// A ring between owners holds only its prefaulted part, however warm its last
+// owner made it: an idle pool of warm rings held 7 MiB each.
+TEST_CASE("a warm ring whose thread ended is trimmed back when drained") {
+  ThreadBuffer buf(65536, 1);
+  buf.note_flush();
+  buf.note_flush();
+  buf.reserve()->kind = 1;
+  buf.publish();
+  buf.orphaned.store(true);
+  buf.drain([](const Event&) {});
+  CHECK_FALSE(buf.warm());
+  CHECK(buf.resident_bytes() <= 2 * ThreadBuffer::kPrefaultBytes);
+  // Its next owner is warmed afresh once it has lived through two flushes.
+  REQUIRE(buf.adopt(2));
+  CHECK_FALSE(buf.note_flush());
+  CHECK(buf.note_flush());
+}
+
+// The thread ended just after a drain: nothing left to drain, so the ring is
+// adoptable already. The writer claims it to trim it; a thread looking for a
+// ring meanwhile makes a new one rather than write into it.
+TEST_CASE("a ring whose thread ended with nothing to drain is claimed, trimmed, handed back") {
+  BufferRegistry registry;
+  ThreadBuffer* buf = registry.acquire(65536, 1);
+  REQUIRE(buf);
+  buf->note_flush();
+  buf->note_flush();
+  buf->reserve()->kind = 1;
+  buf->publish();
+  buf->drain([](const Event&) {});  // its thread still runs
+  buf->orphaned.store(true);        // then ends
+  CHECK(buf->drain([](const Event&) {}) == 0);
+  CHECK(buf->resident_bytes() <= 2 * ThreadBuffer::kPrefaultBytes);
+  CHECK(buf->orphaned.load());  // handed back after the trim
+  CHECK(registry.acquire(65536, 2) == buf);
+  CHECK(registry.size() == 1);
+}
+
 namespace {
 
 // The process's address space in bytes (VmSize), to set a limit just above it.
