@@ -18,7 +18,7 @@ process made (meta event_rings), and the growth over the second half of each
 run and from when the rank file first held 8 MiB: until then the rank
 writer's 4 MiB SQLite page cache is still filling (MiB per minute, least
 squares).
-  bench/injector_memory.sh MINUTES
+  bench/injector_memory.sh MINUTES [steady|churn]   (one job: MINUTES/2 of it)
 """
 import contextlib
 import os
@@ -77,14 +77,15 @@ def run(name, seconds, work):
 
 def main():
     minutes = float(sys.argv[1]) if len(sys.argv) > 1 else 0
-    if minutes <= 0:
-        print("usage: bench/injector_memory.sh MINUTES", file=sys.stderr)
+    names = sys.argv[2:] or list(JOBS)
+    if minutes <= 0 or any(n not in JOBS for n in names):
+        print("usage: bench/injector_memory.sh MINUTES [steady|churn]", file=sys.stderr)
         return 2
     print(f"injector memory: {minutes:g} min on {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f}; DDPSCOPE_BUFFER_EVENTS "
           f"{os.environ.get('DDPSCOPE_BUFFER_EVENTS', 'default')}")
     with tempfile.TemporaryDirectory(prefix="ddpscope-injector-memory-") as work:
-        for name in JOBS:
+        for name in names:
             run(name, minutes * 30, work)
     return 0
 
