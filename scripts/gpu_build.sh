@@ -13,12 +13,13 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DDDPSCOPE_PORTABLE=ON -DBUILD_TESTING=OFF >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target ddpscope ddpscope_inject bench_cupti_correlation
-# What travels: the three binaries, stripped (the device tool carries at most
+cmake --build "$build" -j "$(nproc)" --target ddpscope ddpscope_inject bench_cupti_correlation \
+  bench_cupti_api_overhead
+# What travels: the four binaries, stripped (the device tool carries at most
 # 64 MiB with the working tree), in one folder gpu_check.sh finds by itself.
 carry="$build-carry"
 mkdir -p "$carry"
-for f in ddpscope libddpscope_inject.so bench_cupti_correlation; do
+for f in ddpscope libddpscope_inject.so bench_cupti_correlation bench_cupti_api_overhead; do
   strip -o "$carry/$f" "$build/$f"
 done
 echo "built $carry: $(du -sh "$carry" | cut -f1) (carry it, then: scripts/gpu_check.sh $carry)"
