@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "profiler/core/stats.h"
 #include "tuner/bucket_plan.h"
@@ -163,23 +164,37 @@ Measure on_one_node(const Measure& m, const Topology& topology) {
 // job should not count on a lull.
 constexpr double kStateRatio = 1.5;
 
-void recheck_small_sizes(const Measure& one_node, const std::string& backend, model::Calibration* c,
-                         const std::string& dir) {
+// Returns the fit of `points` once their small sizes are measured again.
+model::LinkFit recheck_small_sizes(const Measure& one_node, const std::string& backend,
+                                   std::vector<CommObservation>* points, const std::string& dir) {
   const auto& plan = one_node.plan;
   for (const auto& again :
        fit_points(one_node, backend, dir, plan.fit_params, plan.recheck_sizes_mb))
-    for (auto& first : c->points) {
+    for (auto& first : *points) {
       if (first.bucket_bytes != again.bucket_bytes) continue;
       const double lo = std::min(first.seconds, again.seconds);
       const double hi = std::max(first.seconds, again.seconds);
       if (hi > kStateRatio * lo)
         fprintf(stderr,
-                "calibration: one-node all-reduces of %.2f MiB took %.0f ms, then %.0f ms: this "
-                "machine's per-message cost changes over time; the slower is kept\n",
-                again.bucket_bytes.back() / (1 << 20), first.seconds * 1e3, again.seconds * 1e3);
+                "calibration: one-node all-reduces of %.2f MiB on %d ranks took %.0f ms, then "
+                "%.0f ms: this machine's per-message cost changes over time; the slower is kept\n",
+                again.bucket_bytes.back() / (1 << 20), again.nranks, first.seconds * 1e3,
+                again.seconds * 1e3);
       first.seconds = hi > kStateRatio * lo ? hi : 0.5 * (lo + hi);
     }
-  c->intra = model::fit_link_cost(c->points);
+  return model::fit_link_cost(*points);
+}
+
+// Two ranks on one node (a network namespace where the topology is
+// emulated, as on_one_node): the pace of a ring's steps when each rank has
+// cores to spare, which fewer ranks than calibrated cannot beat. Only where
+// more than two ranks are calibrated and the machine has two cores.
+std::optional<Measure> pair_on_one_node(const Measure& m, const Topology& topology) {
+  if (topology.nranks() <= 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2) return std::nullopt;
+  Measure pair = m;
+  pair.sweep.nproc = 2;
+  if (!m.sweep.topology.empty()) pair.sweep.topology = "1x2";
+  return pair;
 }
 
 // The same all-reduces across the same nodes with no link shaped: the pace
@@ -220,9 +235,16 @@ void fit_links(const Measure& m, const std::string& backend, const Topology& top
                                    topology.inter.bandwidth_gbps};
     if (topology.inter.bandwidth_gbps > 0) fit_unshaped_path(m, backend, topology, c, dir);
   }
+  const auto pair = pair_on_one_node(m, topology);
+  if (pair) {
+    std::cerr << "calibrating " << backend << " on 2 ranks of one node: all-reduces at "
+              << plan.fit_sizes_mb << " MiB\n";
+    c->intra_pair_points = fit_points(*pair, backend, dir, plan.fit_params, plan.fit_sizes_mb);
+  }
   std::cerr << "calibrating " << backend << " on one node again: all-reduces at "
             << plan.recheck_sizes_mb << " MiB\n";
-  recheck_small_sizes(one_node, backend, c, dir);
+  c->intra = recheck_small_sizes(one_node, backend, &c->points, dir);
+  if (pair) c->intra_pair = recheck_small_sizes(*pair, backend, &c->intra_pair_points, dir);
 }
 
 }  // namespace

@@ -186,6 +186,17 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   save_calibration(path, c);
   CHECK(load_calibration(path).ranks == 4);
 
+  CHECK_FALSE(back.intra_pair.has_value());
+  c.intra_pair = link_fit({400e-6, 1.1e-9, 0});
+  c.intra_pair->by_size = SizeCorrection({{131072, 1.2}});
+  save_calibration(path, c);
+  back = load_calibration(path);
+  REQUIRE(back.intra_pair.has_value());
+  CHECK(back.intra_pair->cost.alpha_s == Approx(400e-6));
+  CHECK(back.intra_pair->cost.beta_s_per_byte == Approx(1.1e-9));
+  CHECK(back.intra_pair->by_size.at(131072) == Approx(1.2));
+  c.intra_pair.reset();
+
   c.inter = InterLinkFit{link_fit({300e-6, 8.5e-9, 0, true}), "2x2:inter=1gbit", 1};
   c.inter->fit.observations = 4;
   c.inter->fit.by_size = SizeCorrection({{65536, 1.3}, {262144, 0.9}});

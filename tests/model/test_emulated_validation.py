@@ -100,6 +100,8 @@ class EmulatedValidation(unittest.TestCase):
         self.assertEqual(inter["topology"], topology)
         self.assertEqual(inter["bandwidth_gbps"], gbps)
         self.assertGreaterEqual(inter["points"], 3)
+        # 4 ranks calibrated: 2 ranks of one node measured beside them.
+        self.assertGreaterEqual(out["model"]["calibration"]["intra_pair"]["points"], 3)
         return out, cal
 
     def attempt(self, tmp):

@@ -236,6 +236,30 @@ TEST_CASE("calibrated backend: another rank count on the calibrated cores") {
   CHECK(ModelBackend::calibrated(c, shape(1, 2)).comm_rate_during_compute() == 1e-3);
 }
 
+TEST_CASE("calibrated backend: fewer ranks no faster than two ranks measured on the node") {
+  // 4 ranks on 2 cores: 1 ms per step, 1 ns/B; 2 ranks measured beside
+  // them: 0.8 ms per step, 1.2 ns/B (their steps wait for one another, not
+  // for the cores, so sharing the cores less does not speed them up).
+  auto c = gloo_calibration();
+  c.intra.cost = {1e-3, 1e-9, 0};
+  c.points = {CommObservation{Algorithm::ring, 4, {1e6}, 0.0075}};
+  c.cores = 2;
+  c.intra_pair = link_fit({0.8e-3, 1.2e-9, 0});
+  // 2 ranks: the cores' share would give 2 · 0.5 ms + 1 MB · 0.5 ns (1.5
+  // ms); the pair's 2 · 0.8 ms + 1 MB · 1.2 ns (2.8 ms) is slower.
+  CHECK(ModelBackend::calibrated(c, shape(1, 2)).bucket_ms(1000000) == Approx(2.8));
+  // 4 ranks: the cores' 7.5 ms against the pair's pace on a ring of 4
+  // (6 · 0.8 + 1.5 · 1.2 = 6.6): the cores'.
+  CHECK(ModelBackend::calibrated(c, shape(1, 4)).bucket_ms(1000000) == Approx(7.5));
+  // 3 ranks: the cores' 4 · 0.75 + 4/3 · 0.75 = 4.0 against the pair's
+  // 4 · 0.8 + 4/3 · 1.2 = 4.8: the pair's.
+  CHECK(ModelBackend::calibrated(c, shape(1, 3)).bucket_ms(1000000) == Approx(4.8));
+  // Each with its own ratios: the pair's 1.5 at 0.5 MB per step (2 ranks,
+  // 1 MB) makes it 4.2 ms.
+  c.intra_pair->by_size = SizeCorrection({{500000, 1.5}});
+  CHECK(ModelBackend::calibrated(c, shape(1, 2)).bucket_ms(1000000) == Approx(4.2));
+}
+
 TEST_CASE("calibrated backend: another bandwidth, the wire and the path's CPUs in a row") {
   // Two stages with no room between: a + b - ab / (a + b).
   CHECK(tandem_s_per_byte(8, 0) == 8);

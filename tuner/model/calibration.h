@@ -65,6 +65,12 @@ struct Calibration {
   std::string host;              // where
   Algorithm algorithm = Algorithm::ring;
   LinkFit intra;  // ranks on one node (the machine the points came from)
+  // Two ranks on that node, measured beside `intra` when it has more ranks
+  // than two: a ring's steps at the pace of one rank with the cores to
+  // spare. Fewer ranks than calibrated are not faster than this, however
+  // little they share the cores (ModelBackend::calibrated). Absent in files
+  // written before it, and when two ranks were calibrated (`intra` is it).
+  std::optional<LinkFit> intra_pair;
   // Between nodes, where a multi-node topology was emulated for calibration;
   // absent, the model takes the declared bandwidth (docs/model.md).
   std::optional<InterLinkFit> inter;
@@ -101,6 +107,7 @@ struct Calibration {
   int ranks = 0;
   std::string comm_rate_source;                    // how these two were obtained
   std::vector<CommObservation> points;             // intra's
+  std::vector<CommObservation> intra_pair_points;  // intra_pair's
   std::vector<CommObservation> inter_points;       // inter's
   std::vector<CommObservation> inter_path_points;  // inter_path's
 };

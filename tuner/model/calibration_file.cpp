@@ -165,6 +165,10 @@ void save_calibration(const std::string& path, const Calibration& c) {
             {"ranks", calibrated_ranks(c)},
             {"comm_rate_source", c.comm_rate_source},
             {"points", points_json(c.points)}};
+  if (c.intra_pair) {
+    j["intra_pair"] = link_fit_json(*c.intra_pair);
+    j["intra_pair_points"] = points_json(c.intra_pair_points);
+  }
   if (c.inter) {
     j["inter"] = link_fit_json(c.inter->fit);
     j["inter"]["topology"] = c.inter->topology;
@@ -202,6 +206,10 @@ Calibration calibration_from_json_text(const std::string& path, const std::strin
   c.host = optional_text(j, "host", path);
   c.algorithm = algorithm_from(optional_text(j, "algorithm", path, "ring"), path);
   c.intra = fit_from(j["intra"], path + ": intra");
+  if (j.contains("intra_pair")) {
+    if (!j["intra_pair"].is_object()) throw InputError(path + ": intra_pair is not an object");
+    c.intra_pair = fit_from(j["intra_pair"], path + ": intra_pair");
+  }
   if (j.contains("inter")) c.inter = inter_from(j["inter"], path);
   if (j.contains("inter_path")) c.inter_path = inter_from(j["inter_path"], path, "inter_path");
   c.comm_rate_during_compute = number(j, "comm_rate_during_compute", path);

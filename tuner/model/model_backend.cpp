@@ -39,6 +39,23 @@ LinkCost scaled(LinkCost link, double factor) {
   return link;
 }
 
+// A declared intra bandwidth can only slow a measured link down; a declared
+// latency adds to its steps.
+LinkCost with_declared(LinkCost link, const Link& declared) {
+  if (declared.bandwidth_gbps > 0)
+    link.beta_s_per_byte = std::max(link.beta_s_per_byte, seconds_per_byte(declared.bandwidth_gbps));
+  link.alpha_s += declared.latency_us * 1e-6;
+  return link;
+}
+
+// The slower of two links, cost by cost.
+LinkCost slower(LinkCost a, const LinkCost& b) {
+  a.alpha_s = std::max(a.alpha_s, b.alpha_s);
+  a.beta_s_per_byte = std::max(a.beta_s_per_byte, b.beta_s_per_byte);
+  a.gamma_s_per_byte = std::max(a.gamma_s_per_byte, b.gamma_s_per_byte);
+  return a;
+}
+
 // A fit on a shaped link says nothing of an unshaped one (the machine's own).
 bool inter_fit_applies(const Calibration& c, const Topology& t) {
   return c.inter && t.nodes > 1 && (t.inter.bandwidth_gbps > 0 || c.inter->bandwidth_gbps == 0);
@@ -90,18 +107,20 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   // The cores as the calibration's ranks had them (other work took some).
   const double cores = effective_cores(from, c.cores, c.step_delay_ms, c.step_delay_step_us);
   const auto ranks = scale_ranks(from, t.nranks(), cores);
-  m.intra_ = scaled(c.intra.cost, ranks.link);
-  // A declared intra bandwidth can only slow the measured link down.
-  if (t.intra.bandwidth_gbps > 0)
-    m.intra_.beta_s_per_byte =
-        std::max(m.intra_.beta_s_per_byte, seconds_per_byte(t.intra.bandwidth_gbps));
-  m.intra_.alpha_s += t.intra.latency_us * 1e-6;
+  m.intra_ = with_declared(scaled(c.intra.cost, ranks.link), t.intra);
+  // Fewer ranks share the cores less, but their ring steps go no faster than
+  // two ranks' with cores to spare, measured: the one-node link is the
+  // slower of the two (one_node_s).
+  if (c.intra_pair) m.pair_ = with_declared(c.intra_pair->cost, t.intra);
   m.inter_ = inter_link(c, t, ranks.link);
   m.inter_fitted_ = inter_fit_applies(c, t);
   // The residual shape belongs to the link and algorithm measured: a
   // declared bandwidth or latency, or another algorithm, gets the fit alone.
   if (m.algorithm_ == c.algorithm) {
-    if (t.intra.bandwidth_gbps == 0 && t.intra.latency_us == 0) m.intra_by_size_ = c.intra.by_size;
+    if (t.intra.bandwidth_gbps == 0 && t.intra.latency_us == 0) {
+      m.intra_by_size_ = c.intra.by_size;
+      if (c.intra_pair) m.pair_by_size_ = c.intra_pair->by_size;
+    }
     if (m.inter_fitted_ && t.inter.bandwidth_gbps == c.inter->bandwidth_gbps &&
         t.inter.latency_us == 0)
       m.inter_by_size_ = c.inter->fit.by_size;
@@ -145,8 +164,16 @@ double ModelBackend::bucket_ms(uint64_t bytes) const {
   // links whose slower sets it (that would count the one-node fit's noise).
   if (inter_fitted_ && algorithm_ == Algorithm::ring)
     return corrected_s(inter_, inter_by_size_, double(bytes)) * 1000;
-  if (topology_.nodes <= 1) return corrected_s(intra_, intra_by_size_, double(bytes)) * 1000;
-  return allreduce_on_topology_s(algorithm_, topology_, double(bytes), intra_, inter_) * 1000;
+  if (topology_.nodes <= 1) return one_node_s(double(bytes)) * 1000;
+  const LinkCost intra = pair_ ? slower(intra_, *pair_) : intra_;
+  return allreduce_on_topology_s(algorithm_, topology_, double(bytes), intra, inter_) * 1000;
+}
+
+// The cores' throughput shared by these ranks, or one rank's pace with cores
+// to spare, whichever is slower at this size (each with its measured ratios).
+double ModelBackend::one_node_s(double bytes) const {
+  const double shared = corrected_s(intra_, intra_by_size_, bytes);
+  return pair_ ? std::max(shared, corrected_s(*pair_, pair_by_size_, bytes)) : shared;
 }
 
 double ModelBackend::stagger_ms(uint64_t bytes) const {
@@ -176,8 +203,16 @@ std::string ModelBackend::inter_description() const {
   return part;
 }
 
+std::string ModelBackend::pair_description() const {
+  if (!pair_) return "";
+  char part[120];
+  snprintf(part, sizeof part, " (at least 2 ranks' alpha %.1f us, beta %.3f GB/s)",
+           pair_->alpha_s * 1e6, gbytes_per_s(pair_->beta_s_per_byte));
+  return part;
+}
+
 std::string ModelBackend::describe() const {
-  char line[400];
+  char line[600];
   if (is_nccl()) {
     snprintf(
         line, sizeof line,
@@ -188,10 +223,11 @@ std::string ModelBackend::describe() const {
     snprintf(
         line, sizeof line,
         "model of %s (%s all-reduce) on %s, %s: alpha %.1f us, beta %.3f GB/s, "
-        "gamma %.3f GB/s%s; comm rate during compute %.2f, step delay %.2f ms (+%.2f under comm)",
+        "gamma %.3f GB/s%s%s; comm rate during compute %.2f, step delay %.2f ms (+%.2f under comm)",
         backend_.c_str(), algorithm_name(algorithm_), topology_.name().c_str(), source_.c_str(),
         intra_.alpha_s * 1e6, gbytes_per_s(intra_.beta_s_per_byte),
-        gbytes_per_s(intra_.gamma_s_per_byte), inter_description().c_str(), comm_rate_,
+        gbytes_per_s(intra_.gamma_s_per_byte), pair_description().c_str(),
+        inter_description().c_str(), comm_rate_,
         step_delay_ms_, step_delay_comm_ms_);
   }
   return line;

@@ -73,9 +73,12 @@ class ModelBackend {
   Topology topology_;
   Algorithm algorithm_ = Algorithm::ring;
   LinkCost intra_, inter_;
+  // The calibration's two-rank link (Calibration::intra_pair), the floor of
+  // the one-node one at any rank count: one rank's pace with cores to spare.
+  std::optional<LinkCost> pair_;
   // The calibration's per-size ratios, where the link and algorithm are the
   // ones measured (empty otherwise: the fit alone).
-  SizeCorrection intra_by_size_, inter_by_size_;
+  SizeCorrection intra_by_size_, inter_by_size_, pair_by_size_;
   double comm_rate_ = 1.0;
   double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
   int cores_ = 0;
@@ -83,7 +86,9 @@ class ModelBackend {
   bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
   std::string source_, inter_source_;
   std::string inter_description() const;
+  std::string pair_description() const;
   double corrected_s(const LinkCost& link, const SizeCorrection& by_size, double bytes) const;
+  double one_node_s(double bytes) const;
 };
 
 }  // namespace ddpscope::tuner::model

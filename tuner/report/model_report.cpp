@@ -99,6 +99,10 @@ json calibration_json(const model::Calibration& c) {
             {"step_delay_ms", c.step_delay_ms},
             {"step_delay_under_comm_ms", c.step_delay_under_comm_ms},
             {"cores", c.cores}});
+  if (c.intra_pair) {
+    j["intra_pair"] = model::link_fit_json(*c.intra_pair);
+    j["intra_pair"]["points"] = c.intra_pair->observations;
+  }
   if (c.inter) {
     json inter = model::link_fit_json(c.inter->fit);
     inter.update({{"topology", c.inter->topology},
