@@ -56,10 +56,12 @@ TEST_CASE("calibrated backend: an inter link fitted on an emulated topology") {
   CHECK(shaped_wire_s_per_byte(0.4) == Approx(21.368e-9).epsilon(1e-4));
   auto faster = ModelBackend::calibrated(c, shape(2, 2, 2));
   CHECK(faster.bucket_ms(1000000) == Approx((6 * 300e-6 + 1.5e6 * 4.7265e-9) * 1000).epsilon(1e-4));
-  // A fit below the wire (its α took part of the bytes): the wire's alone.
+  // A fit whose time is within its wire's (6 · 300 µs + 1.5 MB · 7 ns =
+  // 12.3 ms, the wire 12.82): its steps went on while the bytes moved, so
+  // at 400 Mbit/s the wire's time alone.
   c.inter->fit.cost.beta_s_per_byte = 7e-9;
   CHECK(ModelBackend::calibrated(c, shape(2, 2, 0.4)).bucket_ms(1000000) ==
-        Approx((6 * 300e-6 + 1.5e6 * 21.368e-9) * 1000).epsilon(1e-4));
+        Approx(1.5e6 * 21.368e-9 * 1000).epsilon(1e-4));
   c.inter->fit.cost.beta_s_per_byte = 9e-9;
   // It was measured as this ring, intra-node steps included: a fitted α below
   // the one-node fit's is the ring's own, not raised to the one-node α.
@@ -77,7 +79,7 @@ TEST_CASE("calibrated backend: the per-size ratios on the links they were measur
   auto c = gloo_calibration();
   c.intra.by_size = SizeCorrection({{250000, 1.2}, {1000000, 1.0}});
   c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0}), "2x2:inter=1gbit", 1};
-  c.inter->fit.by_size = SizeCorrection({{250000, 0.8}});
+  c.inter->fit.by_size = SizeCorrection({{250000, 1.2}});
   const double ring_1mb = (6 * 30e-6 + 1.5e6 * 1e-9) * 1000;  // 4 ranks: 250 kB per step
   CHECK(ModelBackend::calibrated(c, shape(1, 4)).bucket_ms(1000000) == Approx(ring_1mb * 1.2));
   // A declared intra link is not the one measured.
@@ -89,11 +91,13 @@ TEST_CASE("calibrated backend: the per-size ratios on the links they were measur
       ModelBackend::calibrated(c, shape(1, 4), Algorithm::recursive_doubling).bucket_ms(1000000) ==
       Approx(allreduce_s(Algorithm::recursive_doubling, 4, 1e6, c.intra.cost) * 1000));
   const double inter_1mb = (6 * 300e-6 + 1.5e6 * 9e-9) * 1000;
-  CHECK(ModelBackend::calibrated(c, shape(2, 2, 1)).bucket_ms(1000000) == Approx(inter_1mb * 0.8));
-  // At another bandwidth the wire's time there: the residual shape is not known there.
+  CHECK(ModelBackend::calibrated(c, shape(2, 2, 1)).bucket_ms(1000000) == Approx(inter_1mb * 1.2));
+  // At another bandwidth the wire's time there, plus what was measured at
+  // this size beyond the fitted bandwidth's wire (its ratio included).
+  const double wire_1g = 1.5e6 * 8.547e-9 * 1000, wire_10g = wire_1g / 10;
   const auto faster = ModelBackend::calibrated(c, shape(2, 2, 10));
   CHECK(faster.bucket_ms(1000000) ==
-        Approx((6 * 300e-6 + 1.5e6 * (0.8547e-9 + 0.453e-9)) * 1000).epsilon(1e-4));
+        Approx(wire_10g + inter_1mb * 1.2 - wire_1g).epsilon(1e-4));
 }
 
 TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {
@@ -278,6 +282,12 @@ TEST_CASE("calibrated backend: another bandwidth, the wire and the path's CPUs i
   CHECK(ms(1) == Approx(1.5e6 * 9e-9 * 1000));
   CHECK(ms(2) == Approx(1.5e6 * 5.5109e-9 * 1000).epsilon(1e-4));
   CHECK(ms(4) == Approx(1.5e6 * 3.8888e-9 * 1000).epsilon(1e-4));
+  // A path whose steps take longer than a faster wire's bytes: no
+  // bandwidth beats the unshaped ring (max(6 · 2 ms, 1.5 MB · 3 ns) = 12 ms).
+  c.inter_path->fit.cost.alpha_s = 2e-3;
+  CHECK(ms(2) == Approx(12));
+  CHECK(ms(1) == Approx(1.5e6 * 9e-9 * 1000));  // the fit, where it was fitted
+  c.inter_path->fit.cost.alpha_s = 300e-6;
   // Without the path: the wire alone, plus the fit's 0.453 beyond its wire.
   c.inter_path.reset();
   CHECK(ms(4) == Approx(1.5e6 * 2.5898e-9 * 1000).epsilon(1e-4));

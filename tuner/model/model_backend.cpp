@@ -15,22 +15,6 @@ double gbytes_per_s(double seconds_per_byte) {
   return seconds_per_byte > 0 ? 1e-9 / seconds_per_byte : 0.0;
 }
 
-}  // namespace
-
-double shaped_wire_s_per_byte(double gbps) {
-  // Per 1448 bytes of TCP payload (MTU 1500, timestamps): a 1514-byte frame
-  // (tbf counts from the Ethernet header), and half a 66-byte ACK of the
-  // flow the other way (one per two segments) in the same direction.
-  return seconds_per_byte(gbps) * (1514.0 + 66.0 / 2) / 1448.0;
-}
-
-double tandem_s_per_byte(double first, double second) {
-  const double sum = first + second;
-  return sum > 0 ? sum - first * second / sum : 0;
-}
-
-namespace {
-
 // The link's CPU costs at `factor` times their calibrated length.
 LinkCost scaled(LinkCost link, double factor) {
   link.alpha_s *= factor;
@@ -114,6 +98,10 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   if (c.intra_pair) m.pair_ = with_declared(c.intra_pair->cost, t.intra);
   m.inter_ = inter_link(c, t, ranks.link);
   m.inter_fitted_ = inter_fit_applies(c, t);
+  if (m.inter_fitted_ && t.inter.bandwidth_gbps > 0 && c.inter->bandwidth_gbps > 0 &&
+      t.inter.bandwidth_gbps != c.inter->bandwidth_gbps)
+    m.other_bandwidth_ = other_bandwidth(c, t.inter.bandwidth_gbps, ranks.link,
+                                         m.algorithm_ == c.algorithm && t.inter.latency_us == 0);
   // The residual shape belongs to the link and algorithm measured: a
   // declared bandwidth or latency, or another algorithm, gets the fit alone.
   if (m.algorithm_ == c.algorithm) {
@@ -163,7 +151,9 @@ double ModelBackend::bucket_ms(uint64_t bytes) const {
   // steps inside the nodes included: it is the step cost, not one of two
   // links whose slower sets it (that would count the one-node fit's noise).
   if (inter_fitted_ && algorithm_ == Algorithm::ring)
-    return corrected_s(inter_, inter_by_size_, double(bytes)) * 1000;
+    return (other_bandwidth_ ? other_bandwidth_->ring_s(topology_.nranks(), double(bytes))
+                             : corrected_s(inter_, inter_by_size_, double(bytes))) *
+           1000;
   if (topology_.nodes <= 1) return one_node_s(double(bytes)) * 1000;
   const LinkCost intra = pair_ ? slower(intra_, *pair_) : intra_;
   return allreduce_on_topology_s(algorithm_, topology_, double(bytes), intra, inter_) * 1000;

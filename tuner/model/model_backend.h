@@ -10,22 +10,10 @@
 
 #include "tuner/model/calibration.h"
 #include "tuner/model/nccl_priors.h"
+#include "tuner/model/other_bandwidth.h"
 #include "tuner/topology.h"
 
 namespace ddpscope::tuner::model {
-
-// Seconds per byte of all-reduce payload over a link shaped to `gbps` the
-// way tune emulates it (tbf counting Ethernet frames of TCP segments, and
-// the ACKs of the flow the other way): 8.547 ns at 1 Gbit/s.
-double shaped_wire_s_per_byte(double gbps);
-
-// Seconds per byte through two stages in a row with no room to queue between
-// them (the wire, and the ranks' CPUs moving the bytes across the path):
-// a tandem of two servers with exponential service times and no buffer
-// passes a unit every a + b - ab/(a + b) on average (the classical
-// two-station result: throughput μ1μ2(μ1 + μ2) / (μ1² + μ1μ2 + μ2²)). At
-// least the slower stage, at most the sum; a alone when b is 0.
-double tandem_s_per_byte(double a, double b);
 
 class ModelBackend {
  public:
@@ -84,6 +72,8 @@ class ModelBackend {
   int cores_ = 0;
   GpuCluster cluster_;
   bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
+  // A ring over a fitted inter link at another bandwidth than fitted.
+  std::optional<OtherBandwidth> other_bandwidth_;
   std::string source_, inter_source_;
   std::string inter_description() const;
   std::string pair_description() const;
