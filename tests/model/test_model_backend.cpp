@@ -117,6 +117,14 @@ TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {
   CHECK(shaped.contention(0, 10) == 1);
   CHECK(shaped.contention(32, 10) == 0);
   CHECK(shaped.contention(5, 10) == Approx(0.5));
+  // The late ranks, receiving across a fitted link, keep their backend
+  // threads busy moving the bytes: the unshaped path's 2 ns/B over the
+  // link's 8 ns/B, a quarter of a core each. Fully apart: 2 + 2 · 0.25 at
+  // once, (2.5 - 2) / (4 - 2) of the contention.
+  auto fitted = c;
+  fitted.inter = InterLinkFit{link_fit({100e-6, 8e-9, 0}), "2x2:inter=1gbit", 1};
+  fitted.inter_path = InterLinkFit{link_fit({100e-6, 2e-9, 0}), "2x2", 0};
+  CHECK(ModelBackend::calibrated(fitted, shape(2, 2, 1)).contention(32, 10) == Approx(0.25));
   // Unknown cores, or no more ranks than cores: as calibrated.
   CHECK(ModelBackend::calibrated(gloo_calibration(), shape(2, 2, 1)).contention(32, 10) == 1);
   c.cores = 4;

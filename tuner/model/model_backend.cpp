@@ -98,6 +98,9 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   if (c.intra_pair) m.pair_ = with_declared(c.intra_pair->cost, t.intra);
   m.inter_ = inter_link(c, t, ranks.link);
   m.inter_fitted_ = inter_fit_applies(c, t);
+  if (m.inter_fitted_ && c.inter_path && m.inter_.beta_s_per_byte > 0)
+    m.receiving_cpu_share_ = std::min(
+        1.0, c.inter_path->fit.cost.beta_s_per_byte * ranks.link / m.inter_.beta_s_per_byte);
   if (m.inter_fitted_ && t.inter.bandwidth_gbps > 0 && c.inter->bandwidth_gbps > 0 &&
       t.inter.bandwidth_gbps != c.inter->bandwidth_gbps)
     m.other_bandwidth_ = other_bandwidth(c, t.inter.bandwidth_gbps, ranks.link,
@@ -181,7 +184,10 @@ double ModelBackend::contention(double stagger_ms, double compute_ms) const {
   // others from inside their node (early): the larger group computes at once.
   const double late = topology_.nodes, early = p - late;
   const double apart = std::min(1.0, stagger_ms / compute_ms);
-  const double at_once = p - apart * std::min(late, early);
+  // The smaller group, apart, is still receiving across the link: its
+  // backend threads move those bytes through the CPUs (inter_path's pace)
+  // for their share of the wire's time.
+  const double at_once = p - apart * std::min(late, early) * (1 - receiving_cpu_share_);
   return std::clamp((at_once - cores) / (p - cores), 0.0, 1.0);
 }
 

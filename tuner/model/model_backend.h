@@ -70,6 +70,9 @@ class ModelBackend {
   double comm_rate_ = 1.0;
   double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
   int cores_ = 0;
+  // While a rank receives across the link, the share of a core its backend
+  // threads take moving the bytes (the unshaped path's pace over the link's).
+  double receiving_cpu_share_ = 0;
   GpuCluster cluster_;
   bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
   // A ring over a fitted inter link at another bandwidth than fitted.
