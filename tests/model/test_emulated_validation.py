@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The cost model against measurement on emulated topologies (issue 6,
-validation): one calibration whose inter-node link is fitted on the shaped
-link of 2x2:inter=1gbit, then measured and predicted sweeps of the same
-workload on 2x2:inter=1gbit and on 1x4; and 2x2:inter=500mbit, calibrated on
-its own link. Needs root (network namespaces, tc)."""
+"""The cost model against measurement on emulated topologies (issues 6 and
+17): one calibration on 2x2:inter=1gbit (its inter-node link fitted on that
+shaped link), then measured and predicted sweeps of the same workload there
+(in sample) and, with no refit, on 1x4, 1x2 and 2x2:inter=400mbit (out of
+sample: other rank counts, a bandwidth it never saw). Needs root (network
+namespaces, tc)."""
 import json
 import os
 import statistics
@@ -16,21 +17,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DDPSCOPE = os.path.abspath(os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope")))
 IS_ROOT = os.geteuid() == 0
 
-SHAPED, ONE_NODE = "2x2:inter=1gbit", "1x4"
-# Half the bandwidth, calibrated on its own: twice the iteration.
-SLOWER_LINK = "2x2:inter=500mbit"
+SHAPED, ONE_NODE, TWO_RANKS = "2x2:inter=1gbit", "1x4", "1x2"
+# Less than half the bandwidth, predicted from the 1 Gbit/s calibration.
+SLOWER_LINK = "2x2:inter=400mbit"
 BUCKET_MB = "0.5,2,8,32"
-# Median |error| bounds, percent (docs/model.md, "Validation on emulated
-# topologies", has the runs they come from: with the final code the medians
-# were 0.8-3.2 % over the shaped link, 2.6-10.7 % on one node). Not the
-# issue's 5 % itself: on this 2-core machine, shared with other work while
-# the suite runs, the same sweep measured twice differs by 5-10 % per setting
-# over the shaped link and by tens of percent on one node (4 ranks share 2
-# cores with their busy-wait compute); bench/model_accuracy.sh measures the
-# target on a quiet machine. Fixed bounds, asserted once (no retry, no bound
-# that widens with the measured spread): 10 % over a shaped link (worst seen
-# 3.2 %), 20 % on one node (worst seen 10.7 %, with its spread of tens of
-# percent).
+# Median |error| bounds, percent. bench/model_accuracy.sh measures the
+# target (<= 5 %) on an idle machine; its rounds of 2026-11-25 (docs/model.md,
+# "Out of sample") had medians of 0.9-1.8 % in sample, 0.5-1.3 % at 400
+# Mbit/s, 1.3-5.1 % on 1x4 and 1.9-7.9 % on 1x2. The suite's machine is
+# shared with the rest of the run and its small all-reduces on one node
+# switch between two modes (docs/model.md), so the bounds leave room: 10 %
+# over a shaped link, 20 % on one node. Fixed bounds, asserted once (no
+# retry, no bound that widens with the measured spread).
 SHAPED_BOUND_PCT = 10.0
 ONE_NODE_BOUND_PCT = 20.0
 # The shaped link must change the answer clearly: the best iteration at
@@ -108,10 +106,12 @@ class EmulatedValidation(unittest.TestCase):
         """Every bound that is missed, as a line."""
         shaped, cal = self.calibrated_sweep(tmp, SHAPED, 1)
         one = self.sweep(tmp, ONE_NODE, "--calibration", cal)
-        slower, _ = self.calibrated_sweep(tmp, SLOWER_LINK, 0.5)
+        two = self.sweep(tmp, TWO_RANKS, "--calibration", cal)
+        slower = self.sweep(tmp, SLOWER_LINK, "--calibration", cal)
         problems = []
         for name, out, bound in ((SHAPED, shaped, SHAPED_BOUND_PCT),
                                  (ONE_NODE, one, ONE_NODE_BOUND_PCT),
+                                 (TWO_RANKS, two, ONE_NODE_BOUND_PCT),
                                  (SLOWER_LINK, slower, SHAPED_BOUND_PCT)):
             err = out["validation"]["median_abs_error_pct"]
             print(f"{name}: median |error| {err:.1f}% (bound {bound:.1f}%)", file=sys.stderr)
@@ -128,9 +128,9 @@ class EmulatedValidation(unittest.TestCase):
         return problems
 
     def test_model_matches_emulated_sweeps(self):
-        """Median |error| within the bounds on the three topologies, and each
+        """Median |error| within the bounds on the four topologies, and each
         slower link's best iteration clearly slower (1x4, then 1 Gbit/s, then
-        500 Mbit/s) in measurement and prediction alike. Asserted once."""
+        400 Mbit/s) in measurement and prediction alike. Asserted once."""
         with tempfile.TemporaryDirectory() as tmp:
             problems = self.attempt(tmp)
         self.assertEqual(problems, [])
