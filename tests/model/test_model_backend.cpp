@@ -96,8 +96,7 @@ TEST_CASE("calibrated backend: the per-size ratios on the links they were measur
   // this size beyond the fitted bandwidth's wire (its ratio included).
   const double wire_1g = 1.5e6 * 8.547e-9 * 1000, wire_10g = wire_1g / 10;
   const auto faster = ModelBackend::calibrated(c, shape(2, 2, 10));
-  CHECK(faster.bucket_ms(1000000) ==
-        Approx(wire_10g + inter_1mb * 1.2 - wire_1g).epsilon(1e-4));
+  CHECK(faster.bucket_ms(1000000) == Approx(wire_10g + inter_1mb * 1.2 - wire_1g).epsilon(1e-4));
 }
 
 TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {

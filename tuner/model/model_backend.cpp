@@ -27,7 +27,8 @@ LinkCost scaled(LinkCost link, double factor) {
 // latency adds to its steps.
 LinkCost with_declared(LinkCost link, const Link& declared) {
   if (declared.bandwidth_gbps > 0)
-    link.beta_s_per_byte = std::max(link.beta_s_per_byte, seconds_per_byte(declared.bandwidth_gbps));
+    link.beta_s_per_byte =
+        std::max(link.beta_s_per_byte, seconds_per_byte(declared.bandwidth_gbps));
   link.alpha_s += declared.latency_us * 1e-6;
   return link;
 }
@@ -223,8 +224,7 @@ std::string ModelBackend::describe() const {
         backend_.c_str(), algorithm_name(algorithm_), topology_.name().c_str(), source_.c_str(),
         intra_.alpha_s * 1e6, gbytes_per_s(intra_.beta_s_per_byte),
         gbytes_per_s(intra_.gamma_s_per_byte), pair_description().c_str(),
-        inter_description().c_str(), comm_rate_,
-        step_delay_ms_, step_delay_comm_ms_);
+        inter_description().c_str(), comm_rate_, step_delay_ms_, step_delay_comm_ms_);
   }
   return line;
 }
