@@ -18,7 +18,9 @@ for i in $(seq 1 "$runs"); do
   if grep -q "(Skipped)" "$log"; then result=skipped
   elif grep -q "100% tests passed" "$log"; then result=passed && passed=$((passed + 1))
   else result=FAILED; fi
-  medians=$(grep -o "[^ ]*: median |error| [0-9.]*%" "$log" | sed 's/ median |error|//' | tr '\n' ' ')
+  # The test's own lines ("NAME: median |error| X% (bound Y%)"), once each.
+  medians=$(grep -o "[^ ]*: median |error| [0-9.]*% (bound" "$log" |
+    sed 's/ median |error|//; s/ (bound//' | tr '\n' ' ')
   echo "run $i of $runs, $start UTC, load $load: $result  $medians"
 done
 echo "$passed of $runs runs passed"

@@ -73,8 +73,7 @@ void ThreadBuffer::trim_ended(uint64_t head, bool drained) {
   if (drained) {
     trim(head);
   } else if (!trimmed_) {
-    bool expected = true;
-    if (!orphaned.compare_exchange_strong(expected, false, std::memory_order_acq_rel)) return;
+    if (!claim_orphan()) return;
     trim(head);
     orphaned.store(true, std::memory_order_release);
   } else {
@@ -85,10 +84,13 @@ void ThreadBuffer::trim_ended(uint64_t head, bool drained) {
   live_flushes_ = 0;
 }
 
-bool ThreadBuffer::adopt(uint32_t tid) {
+bool ThreadBuffer::claim_orphan() {
   bool expected = true;
-  if (!empty() || !orphaned.compare_exchange_strong(expected, false, std::memory_order_acq_rel))
-    return false;
+  return orphaned.compare_exchange_strong(expected, false, std::memory_order_acq_rel);
+}
+
+bool ThreadBuffer::adopt(uint32_t tid) {
+  if (!empty() || !claim_orphan()) return false;
   tid_ = tid;
   return true;
 }

@@ -132,6 +132,9 @@ class ThreadBuffer {
   // before the tail is published; without, it may be adoptable already, so
   // the writer first claims it as an owner would.
   void trim_ended(uint64_t head, bool drained);
+  // Takes an ended thread's ring off the orphans (false: someone else did),
+  // as an adopter or as the writer about to trim it.
+  bool claim_orphan();
   size_t bytes() const { return size_t(capacity_) * sizeof(Event); }  // the mapping's size
   int live_flushes_ = 0;                                              // writer thread only
   bool warm_ = false;                                                 // writer thread only
