@@ -28,6 +28,15 @@ struct LinkCost {
   bool overlapped = false;
 };
 
+// The link's costs at `factor` times their length (CPU work on a share of
+// the cores it was measured on, core_sharing.h).
+inline LinkCost scaled(LinkCost link, double factor) {
+  link.alpha_s *= factor;
+  link.beta_s_per_byte *= factor;
+  link.gamma_s_per_byte *= factor;
+  return link;
+}
+
 // How many α, β-bytes and γ-bytes one all-reduce costs on one link class.
 struct CostTerms {
   double alpha = 0, beta_bytes = 0, gamma_bytes = 0;

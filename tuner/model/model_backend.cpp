@@ -15,14 +15,6 @@ double gbytes_per_s(double seconds_per_byte) {
   return seconds_per_byte > 0 ? 1e-9 / seconds_per_byte : 0.0;
 }
 
-// The link's CPU costs at `factor` times their calibrated length.
-LinkCost scaled(LinkCost link, double factor) {
-  link.alpha_s *= factor;
-  link.beta_s_per_byte *= factor;
-  link.gamma_s_per_byte *= factor;
-  return link;
-}
-
 // A declared intra bandwidth can only slow a measured link down; a declared
 // latency adds to its steps.
 LinkCost with_declared(LinkCost link, const Link& declared) {
@@ -47,28 +39,17 @@ bool inter_fit_applies(const Calibration& c, const Topology& t) {
 }
 
 // Between nodes: the link fitted on an emulated topology when the calibration
-// has one, else the machine's own link with the declared bandwidth.
-// `cpu`: the scaling of the steps' CPU costs to these ranks (core_sharing.h).
-LinkCost inter_link(const Calibration& c, const Topology& t, double cpu) {
+// has one (at another bandwidth, `other`'s β), else the machine's own link
+// with the declared bandwidth. `cpu`: the scaling of the steps' CPU costs
+// to these ranks (core_sharing.h).
+LinkCost inter_link(const Calibration& c, const Topology& t, double cpu,
+                    const std::optional<OtherBandwidth>& other) {
   LinkCost inter = scaled(c.intra.cost, cpu);  // the same software stack sends each message
   const bool shaped = t.inter.bandwidth_gbps > 0;
   if (inter_fit_applies(c, t)) {
     inter = c.inter->fit.cost;
     inter.alpha_s *= cpu;  // the steps' scheduling; the bytes are the wire's
-    // At another declared bandwidth every byte passes the wire there (its
-    // frames, shaped_wire_s_per_byte) and the ranks' CPUs on the path
-    // (inter_path's pace), one after the other (tandem_s_per_byte); plus
-    // what the fit took beyond that at the bandwidth it was fitted on (CPU
-    // work no bandwidth changes). The steps' α stays (their scheduling).
-    if (shaped && c.inter->bandwidth_gbps > 0 &&
-        t.inter.bandwidth_gbps != c.inter->bandwidth_gbps) {
-      const double path = c.inter_path ? c.inter_path->fit.cost.beta_s_per_byte * cpu : 0;
-      const double fitted_on =
-          tandem_s_per_byte(shaped_wire_s_per_byte(c.inter->bandwidth_gbps), path);
-      const double beyond = std::max(0.0, inter.beta_s_per_byte - fitted_on);
-      inter.beta_s_per_byte =
-          tandem_s_per_byte(shaped_wire_s_per_byte(t.inter.bandwidth_gbps), path) + beyond;
-    }
+    if (other) inter.beta_s_per_byte = other->beta_s_per_byte();
   } else if (shaped) {
     inter.beta_s_per_byte = seconds_per_byte(t.inter.bandwidth_gbps);
   }
@@ -97,15 +78,15 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   // two ranks' with cores to spare, measured: the one-node link is the
   // slower of the two (one_node_s).
   if (c.intra_pair) m.pair_ = with_declared(c.intra_pair->cost, t.intra);
-  m.inter_ = inter_link(c, t, ranks.link);
   m.inter_fitted_ = inter_fit_applies(c, t);
-  if (m.inter_fitted_ && c.inter_path && m.inter_.beta_s_per_byte > 0)
-    m.receiving_cpu_share_ = std::min(
-        1.0, c.inter_path->fit.cost.beta_s_per_byte * ranks.link / m.inter_.beta_s_per_byte);
   if (m.inter_fitted_ && t.inter.bandwidth_gbps > 0 && c.inter->bandwidth_gbps > 0 &&
       t.inter.bandwidth_gbps != c.inter->bandwidth_gbps)
     m.other_bandwidth_ = other_bandwidth(c, t.inter.bandwidth_gbps, ranks.link,
                                          m.algorithm_ == c.algorithm && t.inter.latency_us == 0);
+  m.inter_ = inter_link(c, t, ranks.link, m.other_bandwidth_);
+  const auto path = unshaped_path(c, ranks.link);
+  if (m.inter_fitted_ && path && m.inter_.beta_s_per_byte > 0)
+    m.receiving_cpu_share_ = std::min(1.0, path->beta_s_per_byte / m.inter_.beta_s_per_byte);
   // The residual shape belongs to the link and algorithm measured: a
   // declared bandwidth or latency, or another algorithm, gets the fit alone.
   if (m.algorithm_ == c.algorithm) {

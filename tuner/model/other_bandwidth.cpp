@@ -26,19 +26,21 @@ double OtherBandwidth::ring_s(int p, double bytes) const {
   return std::max(shaped, ring_terms(p, bytes).seconds(*path) * path_by_size.at(step));
 }
 
+double OtherBandwidth::beta_s_per_byte() const {
+  return wire_s_per_byte + std::max(0.0, fit.beta_s_per_byte - wire_fitted_s_per_byte);
+}
+
+std::optional<LinkCost> unshaped_path(const Calibration& c, double cpu) {
+  if (!c.inter_path) return std::nullopt;
+  return scaled(c.inter_path->fit.cost, cpu);  // all of it the CPUs' work
+}
+
 OtherBandwidth other_bandwidth(const Calibration& c, double gbps, double cpu, bool with_ratios) {
   OtherBandwidth o;
   o.fit = c.inter->fit.cost;
   o.fit.alpha_s *= cpu;  // the steps' scheduling; the bytes are the wire's
-  double path_beta = 0;
-  if (c.inter_path) {
-    LinkCost path = c.inter_path->fit.cost;  // all of it the CPUs' work
-    path.alpha_s *= cpu;
-    path.beta_s_per_byte *= cpu;
-    path.gamma_s_per_byte *= cpu;
-    o.path = path;
-    path_beta = path.beta_s_per_byte;
-  }
+  o.path = unshaped_path(c, cpu);
+  const double path_beta = o.path ? o.path->beta_s_per_byte : 0;
   o.wire_fitted_s_per_byte =
       tandem_s_per_byte(shaped_wire_s_per_byte(c.inter->bandwidth_gbps), path_beta);
   o.wire_s_per_byte = tandem_s_per_byte(shaped_wire_s_per_byte(gbps), path_beta);

@@ -25,7 +25,14 @@ struct OtherBandwidth {
   SizeCorrection path_by_size;
   // One ring all-reduce of `bytes` over `p` ranks, seconds.
   double ring_s(int p, double bytes) const;
+  // Per byte without the per-size shape: the wire and path in a row, plus
+  // what the fit's β took beyond them at the fitted bandwidth.
+  double beta_s_per_byte() const;
 };
+
+// The calibration's unshaped path (inter_path), its CPU costs scaled by
+// `cpu` to these ranks; none without one.
+std::optional<LinkCost> unshaped_path(const Calibration& c, double cpu);
 
 // Seconds per byte of all-reduce payload over a link shaped to `gbps` the
 // way tune emulates it (tbf counting Ethernet frames of TCP segments, and
