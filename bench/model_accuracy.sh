@@ -6,7 +6,11 @@
 # 2x2:inter=400mbit, 2x2:inter=2gbit, 4x1:inter=1gbit. Prints per setting
 # predicted, measured and error, per topology the median and the worst
 # |error|, and the in-sample 2x2:inter=1gbit line apart. Figures, never a test.
-#   bench/model_accuracy.sh [ITERS]          (default 12 measured iterations)
+#   bench/model_accuracy.sh [ITERS]          (default 36 measured iterations:
+#                                            with 12, 1x2's 0.5 MB iterations
+#                                            spread 49-90 ms between p25 and
+#                                            p75, and their median moved by
+#                                            20 % from round to round)
 #   KEEP=DIR bench/model_accuracy.sh         keeps calibration and results in DIR
 #   REPREDICT=DIR bench/model_accuracy.sh    no measurement: predicts again from
 #                                            DIR's calibration with this build and
@@ -14,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ddpscope="$(realpath "${DDPSCOPE_BUILD:-build}")/ddpscope"
-iters="${1:-12}"
+iters="${1:-36}"
 sizes=0.5,2,8,32
 calibrated_on=2x2:inter=1gbit
 out_of_sample=(1x2 1x4 2x2:inter=400mbit 2x2:inter=2gbit 4x1:inter=1gbit)

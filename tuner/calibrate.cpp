@@ -13,6 +13,7 @@
 
 #include "profiler/core/stats.h"
 #include "tuner/bucket_plan.h"
+#include "tuner/fit_passes.h"
 #include "tuner/model/collective_cost.h"
 #include "tuner/model/core_sharing.h"
 #include "tuner/model/model_backend.h"
@@ -59,40 +60,80 @@ struct Measure {
   CalibrationPlan plan;
 };
 
+// The plan's iterations, not the sweep's: a user who measures a sweep
+// longer for a steadier median does not make the calibration longer with it.
 std::vector<SettingResult> measure(const Measure& m, const std::string& backend,
                                    const std::string& workload, const std::vector<double>& sizes,
-                                   int iters = 8) {
+                                   int iters) {
   SweepSpec run = m.sweep;
   run.backends = {backend};
   run.workload = workload;
   run.bucket_mb = sizes;
   run.results_dir.clear();
-  run.replay.iters = std::max(m.sweep.replay.iters, iters);
-  run.replay.warmup = std::max(m.sweep.replay.warmup, 2);
+  run.replay.iters = iters;
+  run.replay.warmup = 2;
   return measure_sweep(run, m.program);
 }
 
 // Back-to-back all-reduces of `nparams` gradients of 256 KiB at `sizes`, on
-// the topology of `m` (none: this machine's loopback).
-std::vector<CommObservation> fit_points(const Measure& m, const std::string& backend,
-                                        const std::string& dir, int nparams,
-                                        const std::string& sizes) {
-  json params = json::array();
-  for (int i = 0; i < nparams; ++i)
-    params.push_back(param("g" + std::to_string(i), kFitParamNumel, 0));
-  json spec = {{"name", "calibration"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
-  const auto path = write_workload(dir + "/fit.json", spec);
-  const auto w = load_workload_json(path);
+// the topology of `m` (none: this machine's loopback), measured in passes:
+// per size, what every pass measured together.
+class FitRuns {
+ public:
+  FitRuns(const Measure& m, const std::string& dir, int nparams, const std::string& sizes)
+      : m_(m), sizes_(parse_bucket_sizes(sizes)) {
+    json params = json::array();
+    for (int i = 0; i < nparams; ++i)
+      params.push_back(param("g" + std::to_string(i), kFitParamNumel, 0));
+    json spec = {
+        {"name", "calibration"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
+    workload_ = write_workload(dir + "/fit-" + std::to_string(nparams) + ".json", spec);
+  }
+  void measure_pass(const std::string& backend) {
+    passes_.push_back(measure(m_, backend, workload_, sizes_, m_.plan.fit_iterations));
+  }
+  // Per size, what every pass measured (pool_passes, fit_passes.h).
+  std::vector<CommObservation> observations() const;
+
+ private:
+  Measure m_;
+  std::vector<double> sizes_;
+  std::string workload_;
+  std::vector<std::vector<SettingResult>> passes_;
+};
+
+std::vector<CommObservation> FitRuns::observations() const {
+  const auto w = load_workload_json(workload_);
   std::vector<CommObservation> points;
-  for (const auto& r : measure(m, backend, path, parse_bucket_sizes(sizes))) {
+  for (size_t i = 0; i < passes_.at(0).size(); ++i) {
+    std::vector<const SettingResult*> same_size;
+    for (const auto& pass : passes_) same_size.push_back(&pass.at(i));
+    const auto& first = *same_size[0];
+    const auto pooled = pool_passes(same_size);
+    if (pooled.states_differ)
+      fprintf(stderr,
+              "calibration: all-reduces of %g MiB buckets on %d ranks took %.0f ms in one pass, "
+              "%.0f ms in another: this machine's per-message cost changes over time; the "
+              "slower is kept\n",
+              first.setting.bucket_mb, first.nranks, pooled.fastest_pass_ms,
+              pooled.slowest_pass_ms);
     CommObservation o;
-    o.nranks = r.nranks;
-    o.seconds = r.comm_ms_median / 1000;
-    for (const auto& b : plan_buckets(w, r.setting.bucket_mb, m.sweep.first_bucket_mb).buckets)
+    o.nranks = first.nranks;
+    o.seconds = pooled.ms / 1000;
+    for (const auto& b : plan_buckets(w, first.setting.bucket_mb, m_.sweep.first_bucket_mb).buckets)
       o.bucket_bytes.push_back(double(b.bytes));
     points.push_back(o);
   }
   return points;
+}
+
+// One pass of a fit, measured and returned.
+std::vector<CommObservation> fit_points(const Measure& m, const std::string& backend,
+                                        const std::string& dir, int nparams,
+                                        const std::string& sizes) {
+  FitRuns runs(m, dir, nparams, sizes);
+  runs.measure_pass(backend);
+  return runs.observations();
 }
 
 // kProbeSteps compute steps of kProbeStepUs, then a tiny bucket; with
@@ -155,36 +196,6 @@ Measure on_one_node(const Measure& m, const Topology& topology) {
   return one;
 }
 
-// Small all-reduces on one node are measured a second time once the other
-// fits are done. Per size the mean of the two; but where they differ by
-// more than kStateRatio, the slower, and it is said: on this shared machine
-// their cost has two states (64 MiB of 0.25 MiB all-reduces on 4 ranks in
-// 0.35-0.42 s in some calibrations, 1.5-1.6 s in the others and in the
-// state every sweep met, docs/model.md), and a prediction for a training
-// job should not count on a lull.
-constexpr double kStateRatio = 1.5;
-
-// Returns the fit of `points` once their small sizes are measured again.
-model::LinkFit recheck_small_sizes(const Measure& one_node, const std::string& backend,
-                                   std::vector<CommObservation>* points, const std::string& dir) {
-  const auto& plan = one_node.plan;
-  for (const auto& again :
-       fit_points(one_node, backend, dir, plan.fit_params, plan.recheck_sizes_mb))
-    for (auto& first : *points) {
-      if (first.bucket_bytes != again.bucket_bytes) continue;
-      const double lo = std::min(first.seconds, again.seconds);
-      const double hi = std::max(first.seconds, again.seconds);
-      if (hi > kStateRatio * lo)
-        fprintf(stderr,
-                "calibration: one-node all-reduces of %.2f MiB on %d ranks took %.0f ms, then "
-                "%.0f ms: this machine's per-message cost changes over time; the slower is kept\n",
-                again.bucket_bytes.back() / (1 << 20), again.nranks, first.seconds * 1e3,
-                again.seconds * 1e3);
-      first.seconds = hi > kStateRatio * lo ? hi : 0.5 * (lo + hi);
-    }
-  return model::fit_link_cost(*points);
-}
-
 // Two ranks on one node (a network namespace where the topology is
 // emulated, as on_one_node): the pace of a ring's steps when each rank has
 // cores to spare, which fewer ranks than calibrated cannot beat. Only where
@@ -215,36 +226,52 @@ void fit_unshaped_path(const Measure& m, const std::string& backend, const Topol
       model::InterLinkFit{model::fit_link_cost(c->inter_path_points), unshaped.name(), 0};
 }
 
+void fit_inter_link(const Measure& m, const std::string& backend, const Topology& topology,
+                    model::Calibration* c, const std::string& dir) {
+  const auto& plan = m.plan;
+  std::cerr << "calibrating " << backend << " across the nodes of " << topology.name()
+            << ": all-reduces at " << plan.inter_fit_sizes_mb << " MiB\n";
+  c->inter_points = fit_points(m, backend, dir, plan.inter_fit_params, plan.inter_fit_sizes_mb);
+  c->inter = model::InterLinkFit{model::fit_link_cost(c->inter_points), topology.name(),
+                                 topology.inter.bandwidth_gbps};
+  if (topology.inter.bandwidth_gbps > 0) fit_unshaped_path(m, backend, topology, c, dir);
+}
+
 // The link classes, each from its own measurements: inside a node from the
 // same number of ranks on this machine's loopback alone (one node: the same
-// CPU sharing as on the topology, no shaped link); between nodes from the
-// ranks spread over the emulated topology, whose ring waits for the shaped
-// link at every step.
+// CPU sharing as on the topology, no shaped link), and from two ranks there
+// (pair_on_one_node); between nodes from the ranks spread over the emulated
+// topology, whose ring waits for the shaped link at every step.
+// The one-node fits are measured in plan.one_node_passes passes, spread over
+// the calibration (the inter-node fits run after the first): their small
+// buckets are where this machine's noise lands, and a state that lasts
+// seconds then touches one pass, not a size's only measurement.
 void fit_links(const Measure& m, const std::string& backend, const Topology& topology,
                model::Calibration* c, const std::string& dir) {
-  const Measure one_node = on_one_node(m, topology);
   const auto& plan = m.plan;
-  std::cerr << "calibrating " << backend << " on " << m.sweep.nproc
-            << " ranks of one node: all-reduces at " << plan.fit_sizes_mb << " MiB\n";
-  c->points = fit_points(one_node, backend, dir, plan.fit_params, plan.fit_sizes_mb);
-  if (topology.nodes > 1) {
-    std::cerr << "calibrating " << backend << " across the nodes of " << topology.name()
-              << ": all-reduces at " << plan.inter_fit_sizes_mb << " MiB\n";
-    c->inter_points = fit_points(m, backend, dir, plan.inter_fit_params, plan.inter_fit_sizes_mb);
-    c->inter = model::InterLinkFit{model::fit_link_cost(c->inter_points), topology.name(),
-                                   topology.inter.bandwidth_gbps};
-    if (topology.inter.bandwidth_gbps > 0) fit_unshaped_path(m, backend, topology, c, dir);
+  FitRuns one_node(on_one_node(m, topology), dir, plan.fit_params, plan.fit_sizes_mb);
+  const auto pair_node = pair_on_one_node(m, topology);
+  std::optional<FitRuns> pair;
+  if (pair_node) pair.emplace(*pair_node, dir, plan.fit_params, plan.fit_sizes_mb);
+  const int passes = std::max(1, plan.one_node_passes);
+  for (int pass = 1; pass <= passes; ++pass) {
+    std::cerr << "calibrating " << backend << " on " << m.sweep.nproc
+              << " ranks of one node: all-reduces at " << plan.fit_sizes_mb << " MiB (pass " << pass
+              << " of " << passes << ")\n";
+    one_node.measure_pass(backend);
+    if (pair) {
+      std::cerr << "calibrating " << backend << " on 2 ranks of one node: all-reduces at "
+                << plan.fit_sizes_mb << " MiB (pass " << pass << " of " << passes << ")\n";
+      pair->measure_pass(backend);
+    }
+    if (pass == 1 && topology.nodes > 1) fit_inter_link(m, backend, topology, c, dir);
   }
-  const auto pair = pair_on_one_node(m, topology);
+  c->points = one_node.observations();
+  c->intra = model::fit_link_cost(c->points);
   if (pair) {
-    std::cerr << "calibrating " << backend << " on 2 ranks of one node: all-reduces at "
-              << plan.fit_sizes_mb << " MiB\n";
-    c->intra_pair_points = fit_points(*pair, backend, dir, plan.fit_params, plan.fit_sizes_mb);
+    c->intra_pair_points = pair->observations();
+    c->intra_pair = model::fit_link_cost(c->intra_pair_points);
   }
-  std::cerr << "calibrating " << backend << " on one node again: all-reduces at "
-            << plan.recheck_sizes_mb << " MiB\n";
-  c->intra = recheck_small_sizes(one_node, backend, &c->points, dir);
-  if (pair) c->intra_pair = recheck_small_sizes(*pair, backend, &c->intra_pair_points, dir);
 }
 
 }  // namespace

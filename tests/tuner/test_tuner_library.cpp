@@ -78,14 +78,15 @@ TEST_CASE("a sweep of two bucket sizes on two gloo ranks") {
 
 TEST_CASE("a calibration on two gloo ranks, then the model it calibrates") {
   auto s = two_gloo_ranks("");
-  s.replay.iters = 1;  // the calibration's own minimum (8) applies
+  s.replay.iters = 1;  // the sweep's: the calibration measures the plan's
   tuner::CalibrationPlan plan;
   // 1 to 8 MiB: the bytes term must stand out of the scheduling noise of a
   // loaded 2-core machine (at 0.25-2 MiB, with DDP jobs beside it, the fitted
   // slope came out 0 and a 4 MiB bucket "cost" less than 256 KiB).
   plan.fit_sizes_mb = "1,2,4,8";
-  plan.fit_params = 32;  // 8 MiB in all
-  plan.recheck_sizes_mb = "0.25";
+  plan.fit_params = 32;      // 8 MiB in all
+  plan.one_node_passes = 2;  // pooled: what two passes measured together
+  plan.fit_iterations = 8;
   plan.probe_iterations = 6;
   const auto topology = tuner::parse_topology("1x2");
   const auto c = tuner::measure_calibration(s, "gloo", topology, kWorker, plan);
