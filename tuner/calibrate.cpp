@@ -81,7 +81,7 @@ std::vector<SettingResult> measure(const Measure& m, const std::string& backend,
 class FitRuns {
  public:
   FitRuns(const Measure& m, const std::string& dir, int nparams, const std::string& sizes)
-      : m_(m), sizes_(parse_bucket_sizes(sizes)) {
+      : m_(m), sizes_mb_(sizes), sizes_(parse_bucket_sizes(sizes)) {
     json params = json::array();
     for (int i = 0; i < nparams; ++i)
       params.push_back(param("g" + std::to_string(i), kFitParamNumel, 0));
@@ -89,6 +89,7 @@ class FitRuns {
         {"name", "calibration"}, {"forward_us", 0}, {"optimizer_us", 0}, {"params", params}};
     workload_ = write_workload(dir + "/fit-" + std::to_string(nparams) + ".json", spec);
   }
+  const std::string& sizes_mb() const { return sizes_mb_; }
   void measure_pass(const std::string& backend) {
     passes_.push_back(measure(m_, backend, workload_, sizes_, m_.plan.fit_iterations));
   }
@@ -97,6 +98,7 @@ class FitRuns {
 
  private:
   Measure m_;
+  std::string sizes_mb_;  // as the plan writes them, for the log
   std::vector<double> sizes_;
   std::string workload_;
   std::vector<std::vector<SettingResult>> passes_;
@@ -164,9 +166,11 @@ std::vector<IterationSample> probe(const Measure& m, const std::string& backend,
 // (every rank of every emulated node shares them), and the large all-reduce
 // must be paced by the cores for B' to show (over a slow link it outlasts
 // backward at any compute speed).
-void measure_step_delays(const Measure& m, const std::string& backend, const Topology& topology,
-                         model::Calibration* c, const std::string& dir) {
-  const auto mb = model::ModelBackend::calibrated(*c, topology);
+model::Calibration::StepDelays measure_step_delays(const Measure& m, const std::string& backend,
+                                                   const Topology& topology,
+                                                   const model::Calibration& c,
+                                                   const std::string& dir) {
+  const auto mb = model::ModelBackend::calibrated(c, topology);
   const double tiny_ms = mb.bucket_ms(64 * kProbeSteps);
   const double large_ms = mb.bucket_ms(4 * kProbeLargeNumel);
   const double step_ms = kProbeStepUs / 1000;
@@ -174,16 +178,17 @@ void measure_step_delays(const Measure& m, const std::string& backend, const Top
   std::vector<double> delays, extra;
   for (const auto& it : probe(m, backend, false, dir))
     delays.push_back((it.iter_ms - tiny_ms) / kProbeSteps - step_ms);
-  c->step_delay_ms = std::max(0.0, stats::median(delays));
-  c->step_delay_step_us = kProbeStepUs;
-  const double backward_ms = kProbeSteps * (step_ms + c->step_delay_ms);
+  model::Calibration::StepDelays d;
+  d.alone_ms = std::max(0.0, stats::median(delays));
+  const double backward_ms = kProbeSteps * (step_ms + d.alone_ms);
   for (const auto& it : probe(m, backend, true, dir)) {
     double with_comm = rate < 1 ? (it.iter_ms - large_ms - tiny_ms) / (1 - rate) : 0;
     if (rate * with_comm >= large_ms)
       with_comm = it.iter_ms - tiny_ms;  // it finished under compute
     extra.push_back((with_comm - backward_ms) / kProbeSteps);
   }
-  c->step_delay_under_comm_ms = std::max(0.0, stats::median(extra));
+  d.under_comm_ms = std::max(0.0, stats::median(extra));
+  return d;
 }
 
 // The same ranks on one node: the ranks of an emulated topology share this
@@ -211,21 +216,18 @@ std::optional<Measure> pair_on_one_node(const Measure& m, const Topology& topolo
 // The same all-reduces across the same nodes with no link shaped: the pace
 // at which the ranks' CPUs move bytes from node to node (TCP over veth and
 // the bridge, on this machine's cores): at another bandwidth than the one
-// fitted, every byte passes it besides the wire.
-void fit_unshaped_path(const Measure& m, const std::string& backend, const Topology& topology,
-                       model::Calibration* c, const std::string& dir) {
+// fitted, every byte passes it besides the wire. Only over a shaped link.
+std::optional<Measure> unshaped_path(const Measure& m, const Topology& topology) {
+  if (topology.nodes < 2 || topology.inter.bandwidth_gbps <= 0) return std::nullopt;
   Topology unshaped = topology;
   unshaped.inter.bandwidth_gbps = 0;
   Measure path = m;
   path.sweep.topology = unshaped.name();
-  std::cerr << "calibrating " << backend << " across the nodes of " << unshaped.name()
-            << ", unshaped: all-reduces at " << m.plan.inter_fit_sizes_mb << " MiB\n";
-  c->inter_path_points =
-      fit_points(path, backend, dir, m.plan.inter_fit_params, m.plan.inter_fit_sizes_mb);
-  c->inter_path =
-      model::InterLinkFit{model::fit_link_cost(c->inter_path_points), unshaped.name(), 0};
+  return path;
 }
 
+// The ring across the shaped link: the wire paces it, steadily enough for
+// one pass.
 void fit_inter_link(const Measure& m, const std::string& backend, const Topology& topology,
                     model::Calibration* c, const std::string& dir) {
   const auto& plan = m.plan;
@@ -234,43 +236,51 @@ void fit_inter_link(const Measure& m, const std::string& backend, const Topology
   c->inter_points = fit_points(m, backend, dir, plan.inter_fit_params, plan.inter_fit_sizes_mb);
   c->inter = model::InterLinkFit{model::fit_link_cost(c->inter_points), topology.name(),
                                  topology.inter.bandwidth_gbps};
-  if (topology.inter.bandwidth_gbps > 0) fit_unshaped_path(m, backend, topology, c, dir);
 }
 
 // The link classes, each from its own measurements: inside a node from the
 // same number of ranks on this machine's loopback alone (one node: the same
 // CPU sharing as on the topology, no shaped link), and from two ranks there
 // (pair_on_one_node); between nodes from the ranks spread over the emulated
-// topology, whose ring waits for the shaped link at every step.
-// The one-node fits are measured in plan.one_node_passes passes, spread over
-// the calibration (the inter-node fits run after the first): their small
+// topology, whose ring waits for the shaped link at every step, and from the
+// same ring unshaped (unshaped_path).
+// The fits this machine's CPUs pace (all but the shaped ring) are measured
+// in plan.cpu_paced_passes passes, spread over the calibration: their small
 // buckets are where this machine's noise lands, and a state that lasts
 // seconds then touches one pass, not a size's only measurement.
 void fit_links(const Measure& m, const std::string& backend, const Topology& topology,
                model::Calibration* c, const std::string& dir) {
   const auto& plan = m.plan;
-  FitRuns one_node(on_one_node(m, topology), dir, plan.fit_params, plan.fit_sizes_mb);
-  const auto pair_node = pair_on_one_node(m, topology);
-  std::optional<FitRuns> pair;
-  if (pair_node) pair.emplace(*pair_node, dir, plan.fit_params, plan.fit_sizes_mb);
-  const int passes = std::max(1, plan.one_node_passes);
+  const int passes = std::max(1, plan.cpu_paced_passes);
+  std::vector<std::pair<std::string, FitRuns>> fits;
+  fits.emplace_back("on " + std::to_string(m.sweep.nproc) + " ranks of one node",
+                    FitRuns(on_one_node(m, topology), dir, plan.fit_params, plan.fit_sizes_mb));
+  const auto pair = pair_on_one_node(m, topology);
+  if (pair)
+    fits.emplace_back("on 2 ranks of one node",
+                      FitRuns(*pair, dir, plan.fit_params, plan.fit_sizes_mb));
+  const auto path = unshaped_path(m, topology);
+  if (path)
+    fits.emplace_back("across the nodes of " + path->sweep.topology + ", unshaped",
+                      FitRuns(*path, dir, plan.inter_fit_params, plan.inter_fit_sizes_mb));
   for (int pass = 1; pass <= passes; ++pass) {
-    std::cerr << "calibrating " << backend << " on " << m.sweep.nproc
-              << " ranks of one node: all-reduces at " << plan.fit_sizes_mb << " MiB (pass " << pass
-              << " of " << passes << ")\n";
-    one_node.measure_pass(backend);
-    if (pair) {
-      std::cerr << "calibrating " << backend << " on 2 ranks of one node: all-reduces at "
-                << plan.fit_sizes_mb << " MiB (pass " << pass << " of " << passes << ")\n";
-      pair->measure_pass(backend);
+    for (auto& [where, fit] : fits) {
+      std::cerr << "calibrating " << backend << " " << where << ": all-reduces at "
+                << fit.sizes_mb() << " MiB (pass " << pass << " of " << passes << ")\n";
+      fit.measure_pass(backend);
     }
     if (pass == 1 && topology.nodes > 1) fit_inter_link(m, backend, topology, c, dir);
   }
-  c->points = one_node.observations();
+  c->points = fits[0].second.observations();
   c->intra = model::fit_link_cost(c->points);
   if (pair) {
-    c->intra_pair_points = pair->observations();
+    c->intra_pair_points = fits[1].second.observations();
     c->intra_pair = model::fit_link_cost(c->intra_pair_points);
+  }
+  if (path) {
+    c->inter_path_points = fits.back().second.observations();
+    c->inter_path =
+        model::InterLinkFit{model::fit_link_cost(c->inter_path_points), path->sweep.topology, 0};
   }
 }
 
@@ -298,10 +308,18 @@ model::Calibration measure_calibration(const SweepSpec& s, const std::string& ba
   auto one_node = topology;
   one_node.ranks_per_node = topology.nranks();
   one_node.nodes = 1;
-  measure_step_delays(on_one_node(m, topology), backend, one_node, &c, dir.path);
+  const auto delays = measure_step_delays(on_one_node(m, topology), backend, one_node, c, dir.path);
+  c.step_delay_ms = delays.alone_ms;
+  c.step_delay_under_comm_ms = delays.under_comm_ms;
+  c.step_delay_step_us = kProbeStepUs;
+  if (const auto pair = pair_on_one_node(m, topology)) {
+    std::cerr << "calibrating " << backend << ": compute steps on 2 ranks of one node\n";
+    c.pair_step_delays = measure_step_delays(*pair, backend, parse_topology("1x2"), c, dir.path);
+  }
   c.comm_rate_source = "step delays: " + std::to_string(kProbeSteps) + " steps of " +
                        std::to_string(int(kProbeStepUs)) + " us, alone and beside an 8 MiB " +
-                       "all-reduce; comm rate: " +
+                       "all-reduce" + (c.pair_step_delays ? ", on 2 ranks too" : "") +
+                       "; comm rate: " +
                        (mpi ? std::string("none while computing (MPI progresses in MPI calls)")
                             : std::to_string(s.nproc) + " ranks sharing " + std::to_string(cores) +
                                   " cores with their compute");

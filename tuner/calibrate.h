@@ -26,9 +26,10 @@ struct CalibrationPlan {
   // 16 MiB at most keeps the fit short on a slow link (1/4 s at 1 Gbit/s).
   std::string inter_fit_sizes_mb = "0.25,0.5,1,2,4,8,16";
   int inter_fit_params = 64;
-  // The one-node fits (the topology's ranks, and two) in this many passes,
-  // their iterations pooled per size (calibrate.cpp, fit_links).
-  int one_node_passes = 3;
+  // The fits this machine's CPUs pace (one node: the topology's ranks and
+  // two; the nodes unshaped) in this many passes, their iterations pooled
+  // per size (calibrate.cpp, fit_links).
+  int cpu_paced_passes = 3;
   int fit_iterations = 12;    // per size and pass, whatever the sweep's --iters
   int probe_iterations = 24;  // short iterations: many, for a steady median
 };

@@ -196,6 +196,14 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
   CHECK(back.intra_pair->cost.beta_s_per_byte == Approx(1.1e-9));
   CHECK(back.intra_pair->by_size.at(131072) == Approx(1.2));
   c.intra_pair.reset();
+  CHECK_FALSE(back.pair_step_delays.has_value());
+  c.pair_step_delays = Calibration::StepDelays{0.12, 0.28};
+  save_calibration(path, c);
+  back = load_calibration(path);
+  REQUIRE(back.pair_step_delays.has_value());
+  CHECK(back.pair_step_delays->alone_ms == Approx(0.12));
+  CHECK(back.pair_step_delays->under_comm_ms == Approx(0.28));
+  c.pair_step_delays.reset();
 
   c.inter = InterLinkFit{link_fit({300e-6, 8.5e-9, 0, true}), "2x2:inter=1gbit", 1};
   c.inter->fit.observations = 4;
@@ -228,6 +236,12 @@ TEST_CASE("calibration file: round trip, and one clear line for a bad file") {
                          "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0, \"by_size\": "
                          "[{\"bytes_per_step\": 1024, \"ratio\": 0}]}}";
   CHECK_THROWS_WITH(load_calibration(path), path + ": intra: by_size: 'ratio' must be positive");
+  std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
+                         "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "
+                         "\"beta_ns_per_byte\": 1, \"gamma_ns_per_byte\": 0}, "
+                         "\"pair_step_delays\": {\"alone_ms\": -1, \"under_comm_ms\": 0}}";
+  CHECK_THROWS_WITH(load_calibration(path),
+                    path + ": pair_step_delays: 'alone_ms' must be a non-negative number");
   // A file written before `ranks`: its first point's; none: unknown (0).
   std::ofstream(path) << "{\"kind\": \"ddpscope-calibration\", \"backend\": \"gloo\", "
                          "\"comm_rate_during_compute\": 1, \"intra\": {\"alpha_us\": 1, "

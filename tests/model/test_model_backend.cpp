@@ -205,16 +205,26 @@ TEST_CASE("validation: pairs measured and predicted settings, median and max |er
   CHECK(v.max_abs_error_pct == Approx(10));
 }
 
-TEST_CASE("calibrated backend: another rank count on the calibrated cores") {
-  // 4 ranks on 2 cores: 1 ms per step, 1 ns/B; a step of compute late by 1
-  // ms, by 0.8 more beside an all-reduce; communication at half speed.
+namespace {
+
+// 4 ranks on 2 cores: 1 ms per step, 1 ns/B; a step of compute late by
+// `alone_ms`, by `under_comm_ms` more beside an all-reduce; communication
+// at half speed.
+Calibration four_ranks_on_two_cores(double alone_ms, double under_comm_ms) {
   auto c = gloo_calibration();
   c.intra.cost = {1e-3, 1e-9, 0};
   c.points = {CommObservation{Algorithm::ring, 4, {1e6}, 0.0075}};
   c.cores = 2;
-  c.step_delay_ms = 1.0;
-  c.step_delay_under_comm_ms = 0.8;
+  c.step_delay_ms = alone_ms;
+  c.step_delay_under_comm_ms = under_comm_ms;
   c.comm_rate_during_compute = 0.5;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("calibrated backend: another rank count on the calibrated cores") {
+  auto c = four_ranks_on_two_cores(1.0, 0.8);
   // As calibrated: ring of 4, 6 · 1 ms + 1.5 · 1 MB · 1 ns.
   const auto four = ModelBackend::calibrated(c, shape(1, 4));
   CHECK(four.bucket_ms(1000000) == Approx(7.5));
@@ -269,6 +279,25 @@ TEST_CASE("calibrated backend: fewer ranks no faster than two ranks measured on 
   // 1 MB) makes it 4.2 ms.
   c.intra_pair->by_size = SizeCorrection({{500000, 1.5}});
   CHECK(ModelBackend::calibrated(c, shape(1, 2)).bucket_ms(1000000) == Approx(4.2));
+}
+
+TEST_CASE("calibrated backend: two ranks take their own probe's step delays, measured") {
+  // Steps of 600 µs 1 ms late (1.5 cores, as the probe reads them): scaled
+  // to 2 ranks, late by L/3 and half the extra under communication.
+  auto c = four_ranks_on_two_cores(1.0, 2.0);
+  c.step_delay_step_us = 600;
+  const auto scaled = ModelBackend::calibrated(c, shape(1, 2));
+  CHECK(scaled.step_delay_ms() == Approx(0.2));
+  CHECK(scaled.step_delay_under_comm_ms() == Approx(1.0));
+  // With the pair's probe, 2 ranks take what it measured; 4 ranks and 3
+  // keep theirs (measured, and scaled from 4).
+  c.pair_step_delays = Calibration::StepDelays{0.05, 0.3};
+  const auto pair = ModelBackend::calibrated(c, shape(1, 2));
+  CHECK(pair.step_delay_ms() == 0.05);
+  CHECK(pair.step_delay_under_comm_ms() == 0.3);
+  CHECK(ModelBackend::calibrated(c, shape(2, 1, 1)).step_delay_ms() == 0.05);  // 2 ranks anywhere
+  CHECK(ModelBackend::calibrated(c, shape(1, 4)).step_delay_ms() == 1.0);
+  CHECK(ModelBackend::calibrated(c, shape(1, 3)).step_delay_ms() != 0.05);
 }
 
 TEST_CASE("calibrated backend: another bandwidth, the wire and the path's CPUs in a row") {

@@ -84,8 +84,8 @@ TEST_CASE("a calibration on two gloo ranks, then the model it calibrates") {
   // loaded 2-core machine (at 0.25-2 MiB, with DDP jobs beside it, the fitted
   // slope came out 0 and a 4 MiB bucket "cost" less than 256 KiB).
   plan.fit_sizes_mb = "1,2,4,8";
-  plan.fit_params = 32;      // 8 MiB in all
-  plan.one_node_passes = 2;  // pooled: what two passes measured together
+  plan.fit_params = 32;       // 8 MiB in all
+  plan.cpu_paced_passes = 2;  // pooled: what two passes measured together
   plan.fit_iterations = 8;
   plan.probe_iterations = 6;
   const auto topology = tuner::parse_topology("1x2");

@@ -97,6 +97,16 @@ struct Calibration {
   // (it ends only while its thread holds a core, docs/model.md), so shorter
   // steps get proportionally less; longer ones the delay as measured.
   double step_delay_step_us = 0;
+  // The same probe on two ranks, measured beside `intra_pair`: ranks with a
+  // core each lose little to sharing, and a 2-rank topology takes these as
+  // measured rather than scaled from the calibrated ranks (whose
+  // oversubscribed probe reads as fewer cores than there are). Absent in
+  // files written before it and where `intra_pair` is.
+  struct StepDelays {
+    double alone_ms = 0;
+    double under_comm_ms = 0;
+  };
+  std::optional<StepDelays> pair_step_delays;
   // The cores of the machine calibrated (0: unknown). The delays and the
   // rate above are those of every rank computing at once on them; fewer
   // ranks computing at once contend less (ModelBackend::contention).

@@ -134,6 +134,14 @@ json by_size_json(const SizeCorrection& by_size) {
   return out;
 }
 
+// Both non-negative numbers (number() says which is not).
+Calibration::StepDelays step_delays_from(const json& j, const std::string& path) {
+  const auto& d = j["pair_step_delays"];
+  const std::string where = path + ": pair_step_delays";
+  if (!d.is_object()) throw InputError(where + " is not an object");
+  return {number(d, "alone_ms", where), number(d, "under_comm_ms", where)};
+}
+
 }  // namespace
 
 json link_fit_json(const LinkFit& f) {
@@ -169,6 +177,9 @@ void save_calibration(const std::string& path, const Calibration& c) {
     j["intra_pair"] = link_fit_json(*c.intra_pair);
     j["intra_pair_points"] = points_json(c.intra_pair_points);
   }
+  if (c.pair_step_delays)
+    j["pair_step_delays"] = {{"alone_ms", c.pair_step_delays->alone_ms},
+                             {"under_comm_ms", c.pair_step_delays->under_comm_ms}};
   if (c.inter) {
     j["inter"] = link_fit_json(c.inter->fit);
     j["inter"]["topology"] = c.inter->topology;
@@ -221,6 +232,7 @@ Calibration calibration_from_json_text(const std::string& path, const std::strin
     c.step_delay_under_comm_ms = number(j, "step_delay_under_comm_ms", path);
   if (j.contains("step_delay_step_us"))
     c.step_delay_step_us = number(j, "step_delay_step_us", path);
+  if (j.contains("pair_step_delays")) c.pair_step_delays = step_delays_from(j, path);
   c.cores = optional_count(j, "cores", path);
   c.ranks = optional_count(j, "ranks", path);
   if (!j.contains("ranks")) c.ranks = ranks_of_points(j, path);

@@ -108,6 +108,13 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   m.step_delay_ms_ = c.step_delay_ms * ranks.step_delay;
   m.step_delay_comm_ms_ = c.step_delay_under_comm_ms * ranks.step_delay_under_comm;
   m.step_delay_step_us_ = c.step_delay_step_us;
+  // Two ranks: their own probe's delays where it was measured, not scaled
+  // (the calibrated ranks' oversubscribed probe reads as fewer cores than
+  // two ranks have to themselves).
+  if (c.pair_step_delays && t.nranks() == 2) {
+    m.step_delay_ms_ = c.pair_step_delays->alone_ms;
+    m.step_delay_comm_ms_ = c.pair_step_delays->under_comm_ms;
+  }
   m.cores_ = c.cores;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
   return m;
