@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace ddpscope::testing {
 namespace {
@@ -21,15 +24,35 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// The directories made by temp_dir, each removed when the process that made
+// it exits (unless DDPSCOPE_KEEP_TEST_DIRS is set, to look at what a failing
+// test left). A forked child that exits normally runs this destructor too:
+// it removes its own, never its parent's.
+class TempDirs {
+ public:
+  void add(const std::filesystem::path& dir) { dirs_.push_back({getpid(), dir}); }
+  ~TempDirs() {
+    if (std::getenv("DDPSCOPE_KEEP_TEST_DIRS")) return;
+    std::error_code ignored;
+    for (const auto& [maker, dir] : dirs_)
+      if (maker == getpid()) std::filesystem::remove_all(dir, ignored);
+  }
+
+ private:
+  std::vector<std::pair<pid_t, std::filesystem::path>> dirs_;
+};
+
 }  // namespace
 
 std::string temp_dir(const std::string& name) {
+  static TempDirs made;
   static int counter = 0;
   auto dir =
       std::filesystem::temp_directory_path() /
       ("ddpscope-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  made.add(dir);
   return dir;
 }
 

@@ -33,7 +33,8 @@ class Process {
 Result run(const std::vector<std::string>& argv,
            const std::map<std::string, std::string>& env = {});
 
-// A fresh empty directory under the build tree's temp area.
+// A fresh empty directory under the system's temp area, removed when the
+// process that made it exits (DDPSCOPE_KEEP_TEST_DIRS=1 keeps it).
 std::string temp_dir(const std::string& name);
 
 }  // namespace ddpscope::testing
