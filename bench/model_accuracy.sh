@@ -6,6 +6,11 @@
 # 2x2:inter=400mbit, 2x2:inter=2gbit, 4x1:inter=1gbit. Prints per setting
 # predicted, measured and error, per topology the median and the worst
 # |error|, and the in-sample 2x2:inter=1gbit line apart. Figures, never a test.
+# One node's sweeps (1x2, 1x4) are measured twice, in two launches of their
+# ranks: there Gloo's threads share this machine's cores and a launch keeps
+# the state it started in (docs/model.md, "Why one node moves"); the table
+# prints both launches, their difference (the measurement's own repeatability,
+# which no prediction can beat) and the error against their mean.
 #   bench/model_accuracy.sh [ITERS]          (default 36 measured iterations:
 #                                            with 12, 1x2's 0.5 MB iterations
 #                                            spread 49-90 ms between p25 and
@@ -22,6 +27,7 @@ iters="${1:-36}"
 sizes=0.5,2,8,32
 calibrated_on=2x2:inter=1gbit
 out_of_sample=(1x2 1x4 2x2:inter=400mbit 2x2:inter=2gbit 4x1:inter=1gbit)
+launched_twice=(1x2 1x4)
 name() { echo "${1//[:=]/_}"; }
 
 if [[ -n ${REPREDICT:-} ]]; then
@@ -32,11 +38,12 @@ else
   out="$(mktemp -d /tmp/ddpscope-model-bench-XXXXXX)"
   trap 'rm -rf "$out"' EXIT
 fi
-tune() {  # topology, then tune's own flags
-  local t="$1" && shift
-  "$ddpscope" tune --workload "$out/w.json" --topology "$t" --calibration "$out/cal.json" \
-    --bucket-mb "$sizes" --iters "$iters" --warmup 1 "$@" >"$out/$(name "$t").log"
+tune() {  # topology, the name of its results (.json, .log), then tune's own flags
+  local t="$1" results="$2" && shift 2
+  "$ddpscope" tune --workload "$out/w.json" --topology "$t" --bucket-mb "$sizes" \
+    --iters "$iters" --warmup 1 "$@" --json "$out/$results.json" >"$out/$results.log"
 }
+cal=(--calibration "$out/cal.json")
 
 if [[ -z ${REPREDICT:-} ]]; then
   python3 - "$out/w.json" <<'PY'
@@ -50,44 +57,62 @@ PY
   printf "1 warm-up + %s measured iterations per setting; %s, %s cores, load %s (start)\n" \
     "$iters" "$(date -u +%FT%TZ)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
   # In sample: calibrate there, then measure and predict its sweep.
-  tune "$calibrated_on" --backend gloo,model --calibrate --json "$out/$(name "$calibrated_on").json"
+  tune "$calibrated_on" "$(name "$calibrated_on")" --backend gloo,model --calibrate "${cal[@]}"
   for t in "${out_of_sample[@]}"; do
-    tune "$t" --backend gloo,model --json "$out/$(name "$t").json"
+    tune "$t" "$(name "$t")" --backend gloo,model "${cal[@]}"
+  done
+  for t in "${launched_twice[@]}"; do  # the same sweep, its ranks launched again
+    tune "$t" "$(name "$t").again" --backend gloo
   done
   printf "load %s (end)\n" "$(cut -d' ' -f1-3 /proc/loadavg)"
 else
   for t in "$calibrated_on" "${out_of_sample[@]}"; do
-    tune "$t" --backend model --json "$out/$(name "$t").predicted.json"
+    tune "$t" "$(name "$t").predicted" --backend model "${cal[@]}"
   done
 fi
 
 python3 - "$out" "${REPREDICT:+predicted}" "$calibrated_on" "${out_of_sample[@]}" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 out, repredict, topologies = sys.argv[1], sys.argv[2], sys.argv[3:]
 name = lambda t: t.replace(":", "_").replace("=", "_")
 
-def rows(t):
-    """(bucket MB, predicted ms, measured ms) per setting."""
-    runs = json.load(open(f"{out}/{name(t)}.json"))["results"]
-    measured = {r["bucket_mb"]: r["iter_ms_median"] for r in runs if r["backend"] != "model"}
-    if repredict:
-        runs = json.load(open(f"{out}/{name(t)}.predicted.json"))["results"]
-    predicted = {r["bucket_mb"]: r["iter_ms_median"] for r in runs if r["backend"] == "model"}
-    return [(mb, predicted[mb], measured[mb]) for mb in sorted(measured)]
+def medians(path, measured):
+    runs = json.load(open(path))["results"]
+    return {r["bucket_mb"]: r["iter_ms_median"] for r in runs
+            if (r["backend"] != "model") == measured}
 
-print(f"\n{'topology':<20} {'bucket MB':>9} {'predicted ms':>13} {'measured ms':>12} {'error':>8}")
+def rows(t):
+    """(bucket MB, predicted ms, measured ms, the second launch's ms or None) per setting."""
+    first = medians(f"{out}/{name(t)}.json", True)
+    again_path = f"{out}/{name(t)}.again.json"
+    again = medians(again_path, True) if os.path.exists(again_path) else {}
+    source = f"{out}/{name(t)}.predicted.json" if repredict else f"{out}/{name(t)}.json"
+    predicted = medians(source, False)
+    return [(mb, predicted[mb], first[mb], again.get(mb)) for mb in sorted(first)]
+
+print(f"\n{'topology':<20} {'bucket MB':>9} {'predicted ms':>13} {'measured ms':>12}"
+      f" {'launch 2 ms':>12} {'1 vs 2':>7} {'error':>8}")
 summary = []
 for t in topologies:
-    errors = []
-    for mb, p, m in rows(t):
+    errors, apart = [], []
+    for mb, p, m1, m2 in rows(t):
+        # Launched twice: the measurement is their mean, and their difference
+        # (against that mean) its own repeatability, which no prediction beats.
+        m = m1 if m2 is None else (m1 + m2) / 2
         errors.append(100 * (p - m) / m)
-        print(f"{t:<20} {mb:>9g} {p:>13.1f} {m:>12.1f} {errors[-1]:>+7.1f}%")
+        twice = " " * 20
+        if m2 is not None:
+            apart.append(100 * abs(m1 - m2) / m)
+            twice = f"{m2:>12.1f} {apart[-1]:>6.1f}%"
+        print(f"{t:<20} {mb:>9g} {p:>13.1f} {m1:>12.1f} {twice} {errors[-1]:>+7.1f}%")
     worst = max(errors, key=abs)
-    summary.append((t, statistics.median(abs(e) for e in errors), worst))
-print(f"\n{'topology':<20} {'median |error|':>15} {'worst':>8}")
-for i, (t, median, worst) in enumerate(summary):
+    repeat = statistics.median(apart) if apart else None
+    summary.append((t, statistics.median(abs(e) for e in errors), worst, repeat))
+print(f"\n{'topology':<20} {'median |error|':>15} {'worst':>8} {'launch 1 vs 2, median':>22}")
+for i, (t, median, worst, repeat) in enumerate(summary):
     label = f"{t} (in sample)" if i == 0 else t
-    print(f"{label:<31} {median:>4.1f}% {worst:>+7.1f}%")
+    shown = "" if repeat is None else f"{repeat:>13.1f}%"
+    print(f"{label:<31} {median:>4.1f}% {worst:>+7.1f}% {shown}")
 oos = summary[1:]
 print(f"out of sample: median |error| per topology {min(s[1] for s in oos):.1f}.."
       f"{max(s[1] for s in oos):.1f}%, worst setting {max((s[2] for s in oos), key=abs):+.1f}%")
