@@ -13,5 +13,8 @@ status=0
 ctest --output-on-failure -j 2 "$@" | tee "$log" || status=$?
 count="$(grep -E '^[0-9]+% tests passed' "$log" | tail -1 || true)"
 skipped="$(grep -cE '^[[:space:]]*[0-9]+ - .* \(Skipped\)$' "$log" || true)"
-[ -n "$count" ] && echo "$count${skipped:+, $skipped skipped}" | sed 's/, 0 skipped$//'
+if [ -n "$count" ]; then
+  [ "$skipped" -gt 0 ] && count+=", $skipped skipped"
+  echo "$count"
+fi
 exit "$status"
