@@ -102,9 +102,18 @@ TEST_CASE("calibrated backend: the per-size ratios on the links they were measur
 TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {
   auto c = gloo_calibration();
   c.cores = 2;
-  // 2x2 over 1 Gbit/s, declared: 8 ns/B; 16 MB last bucket, 4 MB per rank: 32 ms apart.
+  // 2x2 over 1 Gbit/s, declared: 8 ns/B. Gloo's ring keeps two segments of
+  // at most 1 MiB in flight: a 16 MB last bucket (4 MB per rank) leaves the
+  // senders 2 MiB ahead, 16.8 ms; a 2 MB one (500 kB per rank, two
+  // segments of 250 kB) its whole chunk, 4 ms.
   auto shaped = ModelBackend::calibrated(c, shape(2, 2, 1));
-  CHECK(shaped.stagger_ms(16000000) == Approx(4e6 * 8e-9 * 1000));
+  CHECK(shaped.stagger_ms(16000000) == Approx(2 * 1048576 * 8e-9 * 1000));
+  CHECK(shaped.stagger_ms(2000000) == Approx(5e5 * 8e-9 * 1000));
+  // Another backend's ring (MPI's): the chunk, as before any segmenting.
+  auto mpi = c;
+  mpi.backend = "mpi";
+  CHECK(ModelBackend::calibrated(mpi, shape(2, 2, 1)).stagger_ms(16000000) ==
+        Approx(4e6 * 8e-9 * 1000));
   CHECK(ModelBackend::calibrated(c, shape(1, 4)).stagger_ms(16000000) == 0);
   // One rank per node: every rank receives across the link, none leaves early.
   CHECK(ModelBackend::calibrated(c, shape(4, 1, 1)).stagger_ms(16000000) == 0);
@@ -128,13 +137,15 @@ TEST_CASE("calibrated backend: ranks left apart by a slow link contend less") {
   CHECK(ModelBackend::calibrated(gloo_calibration(), shape(2, 2, 1)).contention(32, 10) == 1);
   c.cores = 4;
   CHECK(ModelBackend::calibrated(c, shape(2, 2, 1)).contention(32, 10) == 1);
-  // In a predicted sweep: large buckets leave the ranks apart, the step
+  // In a predicted sweep: large buckets over a slow link leave the ranks
+  // apart (2 MiB at 100 Mbit/s, 168 ms, over 42 ms of compute), the step
   // delays vanish; on one node they stay.
   c.cores = 2;
   c.step_delay_ms = 2;
-  const auto apart = predict_sweep(layers(), ModelBackend::calibrated(c, shape(2, 2, 1)), {64}, 1);
+  const auto slow = shape(2, 2, 0.1);
+  const auto apart = predict_sweep(layers(), ModelBackend::calibrated(c, slow), {64}, 1);
   c.step_delay_ms = 0;
-  const auto none = predict_sweep(layers(), ModelBackend::calibrated(c, shape(2, 2, 1)), {64}, 1);
+  const auto none = predict_sweep(layers(), ModelBackend::calibrated(c, slow), {64}, 1);
   CHECK(apart[0].iter_ms_median == Approx(none[0].iter_ms_median));
   c.step_delay_ms = 2;
   const auto together = predict_sweep(layers(), ModelBackend::calibrated(c, shape(1, 4)), {64}, 1);

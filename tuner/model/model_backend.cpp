@@ -163,7 +163,17 @@ double ModelBackend::stagger_ms(uint64_t bytes) const {
   if (is_nccl() || topology_.nodes <= 1 || topology_.ranks_per_node <= 1 ||
       algorithm_ != Algorithm::ring)
     return 0;
-  return double(bytes) / topology_.nranks() * inter_.beta_s_per_byte * 1000;
+  return lead_bytes(bytes) * inter_.beta_s_per_byte * 1000;
+}
+
+double ModelBackend::lead_bytes(uint64_t bytes) const {
+  const double chunk = double(bytes) / topology_.nranks();
+  if (backend_ != "gloo") return chunk;
+  // Gloo's ring cuts each rank's chunk into segments of at most 1 MiB
+  // (AllreduceOptions::kMaxSegmentSize), at least two, and keeps two in
+  // flight: a sender leaves with at most two segments still to cross.
+  constexpr double kGlooMaxSegment = 1024.0 * 1024.0;
+  return std::min(chunk, 2 * std::min(chunk / 2, kGlooMaxSegment));
 }
 
 double ModelBackend::contention(double stagger_ms, double compute_ms) const {

@@ -38,9 +38,13 @@ class ModelBackend {
   // last), so start the next iteration's compute. Over a slow inter-node
   // link a ring's last step is lopsided: a rank that receives from inside
   // its node and sends across hands its share to the kernel and goes on,
-  // one that receives across the link waits for the wire (bytes/p at its
-  // β). 0 inside a node, and with one rank per node (all receive across).
+  // one that receives across the link waits for the wire (lead_bytes at
+  // its β). 0 inside a node, and with one rank per node (all receive across).
   double stagger_ms(uint64_t bytes) const;
+  // What a sender across the link still has to cross when it leaves an
+  // all-reduce of `bytes`: its chunk (bytes/p), or for Gloo the two
+  // segments its ring keeps in flight.
+  double lead_bytes(uint64_t bytes) const;
   // The share of the calibrated CPU contention (step delays, the comm slowdown)
   // left when the ranks start `compute_ms` of compute `stagger_ms` apart: the
   // early ranks (all but each node's first) and the late ones (one per node)
