@@ -173,14 +173,15 @@ double ModelBackend::lead_bytes(uint64_t bytes) const {
   // (AllreduceOptions::kMaxSegmentSize), at least two, and keeps two in
   // flight: a sender leaves with at most two segments still to cross.
   constexpr double kGlooMaxSegment = 1024.0 * 1024.0;
-  return std::min(chunk, 2 * std::min(chunk / 2, kGlooMaxSegment));
+  return std::min(chunk, 2 * kGlooMaxSegment);
 }
 
 double ModelBackend::contention(double stagger_ms, double compute_ms) const {
   const double p = topology_.nranks(), cores = cores_;
   if (cores <= 0 || p <= cores || !(compute_ms > 0)) return 1;
-  // The first rank of each node receives across the link (late), the
-  // others from inside their node (early): the larger group computes at once.
+  // One rank per node receives across the link (late; Gloo's ring sends to
+  // rank - 1, so each node's last), the others from inside their node
+  // (early): the larger group computes at once.
   const double late = topology_.nodes, early = p - late;
   const double apart = std::min(1.0, stagger_ms / compute_ms);
   // The smaller group, apart, is still receiving across the link: its

@@ -47,7 +47,7 @@ class ModelBackend {
   double lead_bytes(uint64_t bytes) const;
   // The share of the calibrated CPU contention (step delays, the comm slowdown)
   // left when the ranks start `compute_ms` of compute `stagger_ms` apart: the
-  // early ranks (all but each node's first) and the late ones (one per node)
+  // early ranks (all but one per node) and the late ones (one per node)
   // compute at different times, so fewer at once; contention is what exceeds
   // the cores: (k - C) / (P - C) for k ranks computing at once, P ranks, C
   // cores. 1 when nothing is known (no cores in the calibration, P <= C, no
