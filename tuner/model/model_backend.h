@@ -41,10 +41,6 @@ class ModelBackend {
   // one that receives across the link waits for the wire (lead_bytes at
   // its β). 0 inside a node, and with one rank per node (all receive across).
   double stagger_ms(uint64_t bytes) const;
-  // What a sender across the link still has to cross when it leaves an
-  // all-reduce of `bytes`: its chunk (bytes/p), or for Gloo the two
-  // segments its ring keeps in flight.
-  double lead_bytes(uint64_t bytes) const;
   // The share of the calibrated CPU contention (step delays, the comm slowdown)
   // left when the ranks start `compute_ms` of compute `stagger_ms` apart: the
   // early ranks (all but one per node) and the late ones (one per node)
@@ -86,6 +82,10 @@ class ModelBackend {
   std::string pair_description() const;
   double corrected_s(const LinkCost& link, const SizeCorrection& by_size, double bytes) const;
   double one_node_s(double bytes) const;
+  // What a sender across the link still has to cross when it leaves an
+  // all-reduce of `bytes`: its chunk (bytes/p), or for Gloo the two
+  // segments its ring keeps in flight.
+  double lead_bytes(uint64_t bytes) const;
 };
 
 }  // namespace ddpscope::tuner::model
