@@ -157,7 +157,9 @@ std::vector<IterationSample> probe(const Measure& m, const std::string& backend,
   return measure(m, backend, path, {1}, m.plan.probe_iterations).at(0).iterations;
 }
 
-// From iteration times alone (a DDP iteration is its slowest rank's).
+// From iteration times alone (the job's, its ranks' mean period: the tiny
+// all-reduce at the end waits for the slowest rank's backward, so every
+// rank's period carries it).
 // Without the large bucket: iteration = B + t_tiny, B = K·(step + delay).
 // With it, in flight from the start: while it outlasts backward, iteration =
 // B' + (t_large - rate·B') + t_tiny, and B' - B is the extra delay of K

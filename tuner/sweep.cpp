@@ -29,16 +29,16 @@ SettingResult summarize_setting(const Setting& s, int buckets,
   for (const auto& rank : per_rank) n = std::min(n, rank.size());
   std::vector<double> iter, comm, exposed;
   for (size_t i = 0; i < n; ++i) {
-    IterationSample worst;
+    IterationSample job;
     for (const auto& rank : per_rank) {
-      worst.iter_ms = std::max(worst.iter_ms, rank[i].iter_ms);
-      worst.comm_ms = std::max(worst.comm_ms, rank[i].comm_ms);
-      worst.exposed_ms = std::max(worst.exposed_ms, rank[i].exposed_ms);
+      job.iter_ms += rank[i].iter_ms / double(per_rank.size());
+      job.comm_ms = std::max(job.comm_ms, rank[i].comm_ms);
+      job.exposed_ms = std::max(job.exposed_ms, rank[i].exposed_ms);
     }
-    r.iterations.push_back(worst);
-    iter.push_back(worst.iter_ms);
-    comm.push_back(worst.comm_ms);
-    exposed.push_back(worst.exposed_ms);
+    r.iterations.push_back(job);
+    iter.push_back(job.iter_ms);
+    comm.push_back(job.comm_ms);
+    exposed.push_back(job.exposed_ms);
   }
   r.iter_ms_median = stats::median(iter);
   r.iter_ms_p25 = stats::quantile(iter, 0.25);

@@ -16,14 +16,22 @@ struct Setting {
   double first_bucket_mb = 1;
 };
 
-// One setting's figures over ranks and iterations. A DDP step finishes when
-// its slowest rank does, so each iteration counts with its maximum over ranks.
+// One setting's figures over ranks and iterations. A rank runs its
+// iterations back to back, so its iteration time is its period (start to
+// next start), and every rank's periods add up to the job's wall time: the
+// job's iteration is the mean over ranks of their periods, whose sum over
+// iterations is that wall time. The maximum over ranks is not: with the ranks
+// kept in step by the all-reduces, a rank that starts early in one iteration
+// waits longer in it, and the maximum adds each iteration's largest jitter
+// (6 % at 2 Gbit/s in docs/model.md) to a throughput no rank saw. The comm
+// span and the exposed time stay the worst rank's: how long any rank's
+// all-reduces took, and the longest any rank waited for them.
 struct SettingResult {
   Setting setting;
   std::string topology;  // "1x<N>": one node of N ranks (emulated topologies: issue #6)
   int nranks = 0;
   int buckets = 0;
-  std::vector<IterationSample> iterations;  // per iteration, max over ranks
+  std::vector<IterationSample> iterations;  // per iteration: iter mean, comm and exposed max
   double iter_ms_median = 0, iter_ms_p25 = 0, iter_ms_p75 = 0;
   double comm_ms_median = 0, exposed_ms_median = 0;
 };
