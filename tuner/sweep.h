@@ -18,14 +18,13 @@ struct Setting {
 
 // One setting's figures over ranks and iterations. A rank runs its
 // iterations back to back, so its iteration time is its period (start to
-// next start), and every rank's periods add up to the job's wall time: the
-// job's iteration is the mean over ranks of their periods, whose sum over
-// iterations is that wall time. The maximum over ranks is not: with the ranks
-// kept in step by the all-reduces, a rank that starts early in one iteration
-// waits longer in it, and the maximum adds each iteration's largest jitter
-// (6 % at 2 Gbit/s in docs/model.md) to a throughput no rank saw. The comm
-// span and the exposed time stay the worst rank's: how long any rank's
-// all-reduces took, and the longest any rank waited for them.
+// next start) and they add up to the job's wall time; the job's iteration
+// is the mean over ranks. Not the maximum: the all-reduces keep the ranks in
+// step, so a rank that starts early in one iteration waits longer in it, and
+// the maximum adds each iteration's largest jitter to a throughput no rank
+// saw (6 % at 2 Gbit/s, docs/model_rounds.md). The comm span and the exposed
+// time stay the worst rank's: how long any rank's all-reduces took, and the
+// longest any rank waited for them.
 struct SettingResult {
   Setting setting;
   std::string topology;  // "1x<N>": one node of N ranks (emulated topologies: issue #6)
