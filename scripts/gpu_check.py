@@ -36,6 +36,8 @@ def platform():
              "print('loaded', ' '.join(libs))\n")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     print(r.stdout.rstrip() or r.stderr.rstrip())
+    loaded = next((l.split()[1:] for l in r.stdout.splitlines() if l.startswith("loaded")), [])
+    return next((l for l in loaded if "libnccl" in l), "")
 
 
 def record(build, out, job, what, flags=()):
@@ -181,6 +183,43 @@ def check_report(build, out):
         print(f"{b['index']:>6} {b['bytes']:>10} {b['calls']:>6} {b['median_us'] or 0:>10.1f} "
               f"{b['overlap_pct'] or 0:>10.1f}")
     check(len(buckets) > 0, "the report finds DDP's buckets")
+    sources = [d.get("buckets_from") for d in report.get("ddp", [])]
+    check(sources and all(s == "ddp" for s in sources),
+          f"buckets come from DDP's own account (the Python start-up hook): {sources}")
+
+
+def check_tuner_nccl(build, work, nccl):
+    """The tuner's NCCL backend replays a workload on the GPU with the job's NCCL.
+
+    One rank: NCCL runs nothing for an in-place all-reduce, so this proves the
+    backend's driver calls, events and clock anchor, not a ring's timing.
+    """
+    path = os.path.join(work, "tune.json")
+    env = dict(os.environ, DDPSCOPE_NCCL_LIBRARY=nccl)
+    cmd = [os.path.join(build, "ddpscope"), "tune", "--workload", "preset:resnet50", "--backend",
+           "nccl", "--bucket-mb", "1,25", "--nproc", "1", "--iters", "5", "--warmup", "2",
+           "--json", path]
+    print(f"$ DDPSCOPE_NCCL_LIBRARY={nccl} " + " ".join(cmd))
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    print(r.stdout.rstrip())
+    if r.stderr.strip():
+        print("stderr: " + r.stderr.strip().replace("\n", "\nstderr: "))
+    if not check(r.returncode == 0, f"tune --backend nccl exits 0 (got {r.returncode})"):
+        return
+    with open(path) as f:
+        results = json.load(f)["results"]
+    check(len(results) == 2 and all(x["backend"] == "nccl" and x["iterations"] == 5 and
+                                    x["iter_ms_median"] > 0 and x["comm_ms_median"] >= 0
+                                    for x in results),
+          "tune --backend nccl measured both bucket sizes on the GPU")
+    # Two ranks on one GPU: NCCL refuses them; the tuner must say so and end.
+    cmd[cmd.index("--nproc") + 1] = "2"
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+        print(f"two ranks on one GPU: exit {r.returncode}; "
+              + (r.stderr.strip().splitlines() or [""])[0][:300])
+    except subprocess.TimeoutExpired:
+        print("two ranks on one GPU: still running after 150 s (killed)")
 
 
 def main():
@@ -188,7 +227,7 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--keep", help="copy the run databases into this folder")
     args = p.parse_args()
-    platform()
+    nccl = platform()
     work = tempfile.mkdtemp(prefix="ddpscope-gpu-check-")
     ddp, ops = os.path.join(work, "ddp"), os.path.join(work, "ops")
     if record(args.build, ddp, ddp_job(ddp), "the DDP job"):
@@ -205,6 +244,10 @@ def main():
                                    os.path.join(events, "ops.json")],
               "the NCCL ops job with --no-cupti", ["--no-cupti"]):
         check_event_fallback(events)
+    if nccl:
+        check_tuner_nccl(args.build, work, nccl)
+    else:
+        check(False, "torch loaded a libnccl (its path is what the tuner is given)")
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         for name, d in (("ddp", ddp), ("ops", ops)):

@@ -3,11 +3,10 @@
 // DDP's reducer issues them on NCCL's stream. Ranks meet through a file in the
 // shared rendezvous directory that carries NCCL's unique id.
 //
-// Status: compiled wherever CUDA and NCCL are found; not yet run on a GPU (the
-// machines it was written on have none). Without a device the factory fails
-// with "no CUDA device: ...".
-#include <cuda_runtime.h>
-#include <nccl.h>
+// NCCL and the CUDA driver are loaded at run time (nccl_runtime.h): the driver
+// API, not CUDA's runtime library, so only NCCL has to be found. Without them
+// the factory says which is missing ("no NCCL: ...", "no CUDA driver: ...",
+// "no CUDA device: ...").
 #include <time.h>
 #include <unistd.h>
 
@@ -26,21 +25,27 @@
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/clock.h"
 #include "tuner/backend.h"
+#include "tuner/backends/nccl_runtime.h"
 
 namespace ddpscope::tuner {
 namespace {
 
 constexpr std::chrono::seconds kRendezvousTimeout{60};
 
-void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw std::runtime_error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
-}
+class Checker {
+ public:
+  explicit Checker(const NcclRuntime& rt) : rt_(rt) {}
+  void operator()(CUresult r, const char* what) const {
+    if (r != CUDA_SUCCESS) throw std::runtime_error("cuda: " + driver_error(rt_, r, what));
+  }
+  void operator()(ncclResult_t r, const char* what) const {
+    if (r != ncclSuccess)
+      throw std::runtime_error(std::string("nccl: ") + what + ": " + rt_.ncclGetErrorString(r));
+  }
 
-void nccl_check(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess)
-    throw std::runtime_error(std::string("nccl: ") + what + ": " + ncclGetErrorString(r));
-}
+ private:
+  const NcclRuntime& rt_;
+};
 
 std::string id_path(const RankInfo& info) {
   return info.rendezvous_dir + "/nccl-unique-id-" + info.run_id;
@@ -48,11 +53,12 @@ std::string id_path(const RankInfo& info) {
 
 // Rank 0 makes the id and publishes it atomically (write, then rename); the
 // others poll for the file.
-ncclUniqueId exchange_unique_id(const RankInfo& info) {
+ncclUniqueId exchange_unique_id(const NcclRuntime& rt, const RankInfo& info) {
   ncclUniqueId id{};
   const std::string path = id_path(info);
   if (info.rank == 0) {
-    nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    const Checker check(rt);
+    check(rt.ncclGetUniqueId(&id), "ncclGetUniqueId");
     core::write_atomically(
         path, [&](std::ostream& out) { out.write(reinterpret_cast<const char*>(&id), sizeof id); });
     return id;
@@ -68,19 +74,22 @@ ncclUniqueId exchange_unique_id(const RankInfo& info) {
 }
 
 struct Buffer {
-  float* device = nullptr;
+  CUdeviceptr device = 0;
   size_t elements = 0;
-  cudaEvent_t start = nullptr, end = nullptr;
+  CUevent start = nullptr, end = nullptr;
 };
 
 class NcclBackend final : public Backend {
  public:
-  NcclBackend(const RankInfo& info, int device) : device_(device) {
-    cuda_check(cudaSetDevice(device_), "cudaSetDevice");
-    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (auto& probe : probes_) cuda_check(cudaEventCreate(&probe), "cudaEventCreate");
-    const ncclUniqueId id = exchange_unique_id(info);
-    nccl_check(ncclCommInitRank(&comm_, info.world_size, id, info.rank), "ncclCommInitRank");
+  NcclBackend(const NcclRuntime& rt, const RankInfo& info, CUdevice device)
+      : rt_(rt), check_(rt), device_(device) {
+    check_(rt_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    use_device();
+    check_(rt_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    for (auto& probe : probes_)
+      check_(rt_.cuEventCreate(&probe, CU_EVENT_DEFAULT), "cuEventCreate");
+    const ncclUniqueId id = exchange_unique_id(rt_, info);
+    check_(rt_.ncclCommInitRank(&comm_, info.world_size, id, info.rank), "ncclCommInitRank");
     // Init returns only after every rank joined with the id, so the file has
     // served its purpose; removing it keeps a later run from reading a stale id.
     if (info.rank == 0) std::filesystem::remove(id_path(info));
@@ -88,28 +97,25 @@ class NcclBackend final : public Backend {
   }
 
   ~NcclBackend() override {
-    cudaSetDevice(device_);
-    cudaStreamSynchronize(stream_);
-    if (comm_) ncclCommDestroy(comm_);
-    for (auto& b : buffers_) {
-      cudaFree(b.device);
-      cudaEventDestroy(b.start);
-      cudaEventDestroy(b.end);
-    }
-    for (auto probe : probes_) cudaEventDestroy(probe);
-    cudaFree(barrier_buffer_);
-    cudaStreamDestroy(stream_);
+    rt_.cuCtxSetCurrent(context_);
+    release_buffers();
+    if (comm_) rt_.ncclCommDestroy(comm_);
+    for (auto probe : probes_)
+      if (probe) rt_.cuEventDestroy(probe);
+    if (barrier_buffer_) rt_.cuMemFree(barrier_buffer_);
+    if (stream_) rt_.cuStreamDestroy(stream_);
+    rt_.cuDevicePrimaryCtxRelease(device_);
   }
 
   std::string name() const override { return "nccl"; }
 
   void release_buffers() override {
-    cudaSetDevice(device_);
-    cudaStreamSynchronize(stream_);
+    rt_.cuCtxSetCurrent(context_);
+    if (stream_) rt_.cuStreamSynchronize(stream_);
     for (auto& b : buffers_) {
-      cudaFree(b.device);
-      cudaEventDestroy(b.start);
-      cudaEventDestroy(b.end);
+      rt_.cuMemFree(b.device);
+      rt_.cuEventDestroy(b.start);
+      rt_.cuEventDestroy(b.end);
     }
     buffers_.clear();
   }
@@ -118,10 +124,10 @@ class NcclBackend final : public Backend {
     use_device();
     Buffer b;
     b.elements = std::max<uint64_t>(1, (bytes + 3) / 4);
-    cuda_check(cudaMalloc(&b.device, b.elements * sizeof(float)), "cudaMalloc");
-    cuda_check(cudaMemset(b.device, 0, b.elements * sizeof(float)), "cudaMemset");
-    cuda_check(cudaEventCreate(&b.start), "cudaEventCreate");
-    cuda_check(cudaEventCreate(&b.end), "cudaEventCreate");
+    check_(rt_.cuMemAlloc(&b.device, b.elements * sizeof(float)), "cuMemAlloc");
+    check_(rt_.cuMemsetD8(b.device, 0, b.elements * sizeof(float)), "cuMemsetD8");
+    check_(rt_.cuEventCreate(&b.start, CU_EVENT_DEFAULT), "cuEventCreate");
+    check_(rt_.cuEventCreate(&b.end, CU_EVENT_DEFAULT), "cuEventCreate");
     buffers_.push_back(b);
     return int(buffers_.size() - 1);
   }
@@ -129,15 +135,14 @@ class NcclBackend final : public Backend {
   void start_allreduce(int id) override {
     Buffer& b = buffer(id);
     use_device();
-    cuda_check(cudaEventRecord(b.start, stream_), "cudaEventRecord");
-    nccl_check(ncclAllReduce(b.device, b.device, b.elements, ncclFloat, ncclSum, comm_, stream_),
-               "ncclAllReduce");
-    cuda_check(cudaEventRecord(b.end, stream_), "cudaEventRecord");
+    check_(rt_.cuEventRecord(b.start, stream_), "cuEventRecord");
+    check_(allreduce(b.device, b.elements), "ncclAllReduce");
+    check_(rt_.cuEventRecord(b.end, stream_), "cuEventRecord");
   }
 
   void wait(int id, int64_t* start_ns, int64_t* end_ns) override {
     Buffer& b = buffer(id);
-    cuda_check(cudaEventSynchronize(b.end), "cudaEventSynchronize");
+    check_(rt_.cuEventSynchronize(b.end), "cuEventSynchronize");
     *start_ns = host_time_of(b.start);
     *end_ns = host_time_of(b.end);
   }
@@ -146,18 +151,22 @@ class NcclBackend final : public Backend {
   // which is when the clock anchor can be refreshed.
   void barrier() override {
     use_device();
-    if (!barrier_buffer_) cuda_check(cudaMalloc(&barrier_buffer_, sizeof(float)), "cudaMalloc");
-    nccl_check(
-        ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat, ncclSum, comm_, stream_),
-        "ncclAllReduce (barrier)");
-    cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    if (!barrier_buffer_) check_(rt_.cuMemAlloc(&barrier_buffer_, sizeof(float)), "cuMemAlloc");
+    check_(allreduce(barrier_buffer_, 1), "ncclAllReduce (barrier)");
+    check_(rt_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
     set_anchor();
   }
 
  private:
-  // The current device is per thread: a caller on another thread than the
-  // constructor's would otherwise allocate and launch on device 0.
-  void use_device() { cuda_check(cudaSetDevice(device_), "cudaSetDevice"); }
+  // In place, float sum, on our stream (a CUstream is a cudaStream_t).
+  ncclResult_t allreduce(CUdeviceptr data, size_t elements) {
+    void* p = reinterpret_cast<void*>(data);
+    return rt_.ncclAllReduce(p, p, elements, ncclFloat, ncclSum, comm_, stream_);
+  }
+
+  // The current context is per thread: a caller on another thread than the
+  // constructor's would otherwise have none, or another device's.
+  void use_device() { check_(rt_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
 
   Buffer& buffer(int id) {
     if (id < 0 || size_t(id) >= buffers_.size())
@@ -169,13 +178,13 @@ class NcclBackend final : public Backend {
   // event on the idle stream between two host readings and take the midpoint,
   // keeping the tightest of a few tries (the anchor). Re-anchoring at each
   // barrier bounds clock drift and the float precision of
-  // cudaEventElapsedTime (milliseconds as a float) to one replay's length.
+  // cuEventElapsedTime (milliseconds as a float) to one replay's length.
   void set_anchor() {
     int64_t best_width = INT64_MAX;
-    for (cudaEvent_t probe : probes_) {
+    for (CUevent probe : probes_) {
       const int64_t before = clock::monotonic_ns();
-      cuda_check(cudaEventRecord(probe, stream_), "cudaEventRecord");
-      cuda_check(cudaEventSynchronize(probe), "cudaEventSynchronize");
+      check_(rt_.cuEventRecord(probe, stream_), "cuEventRecord");
+      check_(rt_.cuEventSynchronize(probe), "cuEventSynchronize");
       const int64_t width = clock::monotonic_ns() - before;
       if (width < best_width) {
         best_width = width;
@@ -185,34 +194,51 @@ class NcclBackend final : public Backend {
     }
   }
 
-  int64_t host_time_of(cudaEvent_t e) {
+  int64_t host_time_of(CUevent e) {
     float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, anchor_, e), "cudaEventElapsedTime");
+    check_(rt_.cuEventElapsedTime(&ms, anchor_, e), "cuEventElapsedTime");
     return anchor_host_ns_ + std::llround(double(ms) * 1e6);
   }
 
-  int device_ = 0;
-  cudaStream_t stream_ = nullptr;
-  std::array<cudaEvent_t, 5> probes_{};
-  cudaEvent_t anchor_ = nullptr;  // one of probes_
+  const NcclRuntime& rt_;
+  Checker check_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  std::array<CUevent, 5> probes_{};
+  CUevent anchor_ = nullptr;  // one of probes_
   int64_t anchor_host_ns_ = 0;
   ncclComm_t comm_ = nullptr;
-  float* barrier_buffer_ = nullptr;
+  CUdeviceptr barrier_buffer_ = 0;
   std::vector<Buffer> buffers_;
 };
+
+// The device of this rank: rank % device count.
+CUdevice device_of(const NcclRuntime& rt, const RankInfo& info, std::string* error) {
+  int count = 0;
+  CUresult r = rt.cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count == 0) {
+    *error = "no CUDA device: " +
+             (r != CUDA_SUCCESS ? driver_error(rt, r, "cuDeviceGetCount") : "none visible");
+    return -1;
+  }
+  CUdevice device = -1;
+  if ((r = rt.cuDeviceGet(&device, info.rank % count)) != CUDA_SUCCESS) {
+    *error = "no CUDA device: " + driver_error(rt, r, "cuDeviceGet");
+    return -1;
+  }
+  return device;
+}
 
 }  // namespace
 
 std::unique_ptr<Backend> make_nccl_backend(const RankInfo& info, std::string* error) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    *error = std::string("no CUDA device: ") +
-             cudaGetErrorString(e != cudaSuccess ? e : cudaErrorNoDevice);
-    return nullptr;
-  }
+  const NcclRuntime* rt = load_nccl_runtime(error);
+  if (!rt) return nullptr;
+  const CUdevice device = device_of(*rt, info, error);
+  if (device < 0) return nullptr;
   try {
-    return std::make_unique<NcclBackend>(info, info.rank % count);
+    return std::make_unique<NcclBackend>(*rt, info, device);
   } catch (const std::exception& ex) {
     *error = "nccl: rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) +
              ": " + ex.what();
