@@ -3,7 +3,8 @@
 
 Launch it with the variables torchrun sets (RANK, WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT) -- `ddpscope record --nproc 3 -- python3 examples/ddp_loops.py
---loop NAME --truth-dir DIR` does exactly that. Gloo on the CPU.
+--loop NAME --truth-dir DIR` does exactly that. Gloo on the CPU; with
+--device cuda, NCCL with one GPU per rank (LOCAL_RANK % device count).
 
 Each --loop is a training loop as a user writes it (see LOOPS below). After
 the last step every rank writes DIR/truth-<rank>.json: what the loop itself
@@ -65,6 +66,8 @@ def parse_args():
     p.add_argument("--bucket-cap-mb", type=float, default=0.25)
     p.add_argument("--params-out", metavar="DIR",
                    help="write a digest of the trained parameters per rank here")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cpu: Gloo; cuda: NCCL, models and batches on the rank's GPU")
     return p.parse_args()
 
 
@@ -90,8 +93,8 @@ class Net(nn.Module):
 class Loop:
     """One rank's training: its data, its counts, its DDP instances."""
 
-    def __init__(self, args, rank, world):
-        self.args, self.rank, self.world = args, rank, world
+    def __init__(self, args, rank, world, device):
+        self.args, self.rank, self.world, self.device = args, rank, world, device
         self.gen = torch.Generator().manual_seed(1000 + rank)
         self.loss_fn = nn.CrossEntropyLoss()
         self.instances = []  # DDP instances in creation order
@@ -106,6 +109,9 @@ class Loop:
 
     def ddp(self, module, name, bucket_cap_mb=None, **kwargs):
         cap = self.args.bucket_cap_mb if bucket_cap_mb is None else bucket_cap_mb
+        module.to(self.device)
+        if self.device.type == "cuda":
+            kwargs["device_ids"] = [self.device]
         model = DDP(module, bucket_cap_mb=cap, **kwargs)
         self.instances.append(model)
         self.sync_backwards.append(0)
@@ -115,7 +121,11 @@ class Loop:
     def batch(self, width=WIDTHS[0]):
         x = torch.randn(BATCH, width, generator=self.gen)
         y = torch.randint(0, WIDTHS[-1], (BATCH,), generator=self.gen)
-        return x, y
+        return self.on_device(x, y)
+
+    def on_device(self, *tensors):
+        """Data drawn on the CPU (one generator, the same numbers on any device)."""
+        return [x.to(self.device) for x in tensors]
 
     def sgd(self, model):
         return torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
@@ -137,6 +147,11 @@ class Loop:
     def user_barrier(self):
         dist.barrier()
         self.user_calls += 1
+        # NCCL has no barrier: torch's ProcessGroupNCCL all-reduces one float
+        # (4 bytes) in its place, which goes over the wire like any other.
+        # Gloo's barrier moves no tensor.
+        if dist.get_backend() == "nccl":
+            self.user_bytes += 4
 
 
 # --- the loops ----------------------------------------------------------------
@@ -296,21 +311,22 @@ def loop_two_models(t):
     g_opt, d_opt = t.sgd(g), t.sgd(d)
     bce = nn.BCEWithLogitsLoss()
     for _ in range(t.args.steps):
-        real = torch.randn(BATCH, data, generator=t.gen) * 0.5 + 1.0
-        z = torch.randn(BATCH, zdim, generator=t.gen)
+        real, z = t.on_device(torch.randn(BATCH, data, generator=t.gen) * 0.5 + 1.0,
+                              torch.randn(BATCH, zdim, generator=t.gen))
         fake = g(z)
         t.micro_batches += 1
         t.sync_backwards[0] += 1  # G's forward syncs; its backward is the G step's
         # D step
         d_opt.zero_grad()
         logits = d(torch.cat([real, fake.detach()]))
-        labels = torch.cat([torch.ones(BATCH, 1), torch.zeros(BATCH, 1)])
+        labels, ones = t.on_device(torch.cat([torch.ones(BATCH, 1), torch.zeros(BATCH, 1)]),
+                                   torch.ones(BATCH, 1))
         bce(logits, labels).backward()
         t.sync_backwards[1] += 1
         d_opt.step()
         # G step
         g_opt.zero_grad()
-        bce(d(fake), torch.ones(BATCH, 1)).backward()
+        bce(d(fake), ones).backward()
         t.sync_backwards[1] += 1
         g_opt.step()
         t.optimizer_steps += 1
@@ -412,9 +428,16 @@ def main():
             print(base["skipped"])
         return 0
 
-    dist.init_process_group(backend="gloo")
+    if args.device == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)) %
+                              torch.cuda.device_count())
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl", device_id=device)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
     torch.manual_seed(1234)
-    t = Loop(args, rank, world)
+    t = Loop(args, rank, world, device)
     start = time.perf_counter()
     LOOPS[args.loop](t)
     elapsed = time.perf_counter() - start

@@ -188,6 +188,30 @@ def check_report(build, out):
           f"buckets come from DDP's own account (the Python start-up hook): {sources}")
 
 
+def check_ddp_loops(build):
+    """tests/ddp/test_ddp_loops.py on NCCL: ten training loops (loss logging,
+    find_unused, join, accumulation, static graph, bucket views, an fp16 comm
+    hook, two models, frozen layers, torch.compile), each run plainly and
+    recorded, the report held to DDP's own account and the parameters to the
+    plain run's, bit for bit. One rank: NCCL refuses two on one GPU."""
+    env = dict(os.environ, DDPSCOPE_BIN=os.path.abspath(os.path.join(build, "ddpscope")),
+               DDPSCOPE_LOOPS_DEVICE="cuda", DDPSCOPE_LOOPS_NPROC="1", PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "tests/ddp/test_ddp_loops.py"]
+    print("$ DDPSCOPE_LOOPS_DEVICE=cuda DDPSCOPE_LOOPS_NPROC=1 " + " ".join(cmd))
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=420)
+    except subprocess.TimeoutExpired:
+        check(False, "the DDP training loops on NCCL end within 420 s")
+        return
+    lines = r.stderr.strip().splitlines()
+    for line in lines:
+        if line.startswith("test_") or line.startswith("Ran ") or line in ("OK", "FAILED"):
+            print("  " + line)
+    if r.returncode != 0:
+        print("\n".join(lines[-60:]))
+    check(r.returncode == 0, f"the DDP training loops on NCCL match DDP's account (exit {r.returncode})")
+
+
 def check_tuner_nccl(build, work, nccl):
     """The tuner's NCCL backend replays a workload on the GPU with the job's NCCL.
 
@@ -244,6 +268,7 @@ def main():
                                    os.path.join(events, "ops.json")],
               "the NCCL ops job with --no-cupti", ["--no-cupti"]):
         check_event_fallback(events)
+    check_ddp_loops(args.build)
     if nccl:
         check_tuner_nccl(args.build, work, nccl)
     else:

@@ -18,7 +18,9 @@ plainly and under `ddpscope record --nproc 3`, then reads `ddpscope report
 - the trained parameters are bit-identical with and without ddpscope.
 
 Run by each torch Python (tests/torch_pythons.cmake); the ranks run under the
-same Python (sys.executable). The compile loop needs torch 2.x: on torch 1.x
+same Python (sys.executable). On a GPU machine scripts/gpu_check.sh runs it with
+DDPSCOPE_LOOPS_DEVICE=cuda (NCCL) and DDPSCOPE_LOOPS_NPROC=1 (NCCL refuses two
+ranks on one GPU). The compile loop needs torch 2.x: on torch 1.x
 the job says so in its truth files and the test is skipped (exit 77).
 """
 import json
@@ -38,10 +40,11 @@ import ctest_unittest  # noqa: E402
 DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"))
 EXAMPLE = os.path.join(ROOT, "examples", "ddp_loops.py")
 PY = sys.executable
-NPROC = 3
+DEVICE = os.environ.get("DDPSCOPE_LOOPS_DEVICE", "cpu")
+NPROC = int(os.environ.get("DDPSCOPE_LOOPS_NPROC", "3"))
 STEPS = 6
-JOIN_STEPS = [4, 6, 8]  # examples/ddp_loops.py join_steps()
-JOIN_SHADOWS = [4, 2, 0]
+JOIN_STEPS = [4 + 2 * r for r in range(NPROC)]  # examples/ddp_loops.py join_steps()
+JOIN_SHADOWS = [max(JOIN_STEPS) - s for s in JOIN_STEPS]  # 4, 2, 0 on 3 ranks
 # One intra-op thread per rank (tests/integration/test_ddp_record.py: the PyPI
 # wheel's OpenMP threads spin on a small machine).
 JOB_ENV = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
@@ -103,7 +106,7 @@ class Loops(unittest.TestCase):
 
     def check_loop(self, loop):
         with tempfile.TemporaryDirectory(prefix=f"ddp-loops-{loop}-") as tmp:
-            job = ["--loop", loop, "--steps", str(STEPS)]
+            job = ["--loop", loop, "--steps", str(STEPS), "--device", DEVICE]
             plain = os.path.join(tmp, "plain")
             codes, outs = run_plain(job + ["--truth-dir", os.path.join(plain, "truth"),
                                            "--params-out", os.path.join(plain, "params")])
@@ -121,22 +124,28 @@ class Loops(unittest.TestCase):
             self.assertEqual(res.returncode, 0, f"record failed:\n{res.stdout}\n{res.stderr}")
             db = os.path.join(rec, "run.db")
             truth = truths(os.path.join(rec, "truth"))
-            self.check_truth(loop, truth)
-            self.assertEqual(plain_truth, [dict(t, elapsed_s=p["elapsed_s"])
-                                           for t, p in zip(truth, plain_truth)],
-                             "the job's own account differs with and without ddpscope")
-            self.check_params(digests(os.path.join(rec, "params")),
-                              digests(os.path.join(plain, "params")))
-
             out = os.path.join(tmp, "report.json")
             res = subprocess.run([DDPSCOPE, "report", "-q", db, "--json", out],
                                  capture_output=True, text=True, timeout=TIMEOUT_S)
             self.assertEqual(res.returncode, 0, res.stderr)
             report = load(out)
-            self.check_instances(report, truth[0])
-            self.check_buckets(report, truth[0])
-            self.check_roles(report, truth, db)
-            self.check_ranks(report, truth)
+            # Each check on its own: one failing still runs (and reports) the others.
+            checks = {
+                "truth": lambda: self.check_truth(loop, truth),
+                "unperturbed": lambda: self.assertEqual(
+                    plain_truth, [dict(t, elapsed_s=p["elapsed_s"])
+                                  for t, p in zip(truth, plain_truth)],
+                    "the job's own account differs with and without ddpscope"),
+                "params": lambda: self.check_params(digests(os.path.join(rec, "params")),
+                                                    digests(os.path.join(plain, "params"))),
+                "instances": lambda: self.check_instances(report, truth[0]),
+                "buckets": lambda: self.check_buckets(report, truth[0]),
+                "roles": lambda: self.check_roles(report, truth, db),
+                "ranks": lambda: self.check_ranks(report, truth),
+            }
+            for name, run_check in checks.items():
+                with self.subTest(check=name):
+                    run_check()
 
     # --- the job's own account ------------------------------------------------
 
