@@ -55,7 +55,9 @@ Run add_tune(CLI::App& app) {
       "\nMulti-node: run one worker per rank under your launcher, e.g.\n"
       "  mpirun -np 16 -H a:8,b:8 ddpscope tune --backend mpi --results-dir /shared/t\n"
       "  srun -n 16 ddpscope tune --backend gloo --results-dir /shared/t\n"
-      "Each process acts as one rank; rank 0 prints the table and writes --json/-o.");
+      "Each process acts as one rank; rank 0 prints the table and writes --json/-o.\n"
+      "--backend nccl loads NCCL from DDPSCOPE_NCCL_LIBRARY (a path; torch's wheel keeps it\n"
+      "in site-packages/nvidia/nccl/lib/), else libnccl.so.2, and one GPU per rank.");
   return [a, nproc] {
     a->nproc_given = nproc->count() > 0;
     return run_tune(*a);
