@@ -19,6 +19,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -83,29 +84,19 @@ class NcclBackend final : public Backend {
  public:
   NcclBackend(const NcclRuntime& rt, const RankInfo& info, CUdevice device)
       : rt_(rt), check_(rt), device_(device) {
-    check_(rt_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
-    use_device();
-    check_(rt_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    for (auto& probe : probes_)
-      check_(rt_.cuEventCreate(&probe, CU_EVENT_DEFAULT), "cuEventCreate");
-    const ncclUniqueId id = exchange_unique_id(rt_, info);
-    check_(rt_.ncclCommInitRank(&comm_, info.world_size, id, info.rank), "ncclCommInitRank");
-    // Init returns only after every rank joined with the id, so the file has
-    // served its purpose; removing it keeps a later run from reading a stale id.
-    if (info.rank == 0) std::filesystem::remove(id_path(info));
-    set_anchor();
+    try {
+      start(info);
+    } catch (...) {
+      // A constructor that throws gets no destructor: a start NCCL refused
+      // (two ranks on one GPU, say) must still give back what it took.
+      teardown();
+      std::error_code ignored;
+      if (info.rank == 0) std::filesystem::remove(id_path(info), ignored);
+      throw;
+    }
   }
 
-  ~NcclBackend() override {
-    rt_.cuCtxSetCurrent(context_);
-    release_buffers();
-    if (comm_) rt_.ncclCommDestroy(comm_);
-    for (auto probe : probes_)
-      if (probe) rt_.cuEventDestroy(probe);
-    if (barrier_buffer_) rt_.cuMemFree(barrier_buffer_);
-    if (stream_) rt_.cuStreamDestroy(stream_);
-    rt_.cuDevicePrimaryCtxRelease(device_);
-  }
+  ~NcclBackend() override { teardown(); }
 
   std::string name() const override { return "nccl"; }
 
@@ -158,6 +149,34 @@ class NcclBackend final : public Backend {
   }
 
  private:
+  void start(const RankInfo& info) {
+    check_(rt_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    use_device();
+    check_(rt_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    for (auto& probe : probes_)
+      check_(rt_.cuEventCreate(&probe, CU_EVENT_DEFAULT), "cuEventCreate");
+    const ncclUniqueId id = exchange_unique_id(rt_, info);
+    ncclComm_t comm = nullptr;  // kept only once NCCL says it is whole
+    check_(rt_.ncclCommInitRank(&comm, info.world_size, id, info.rank), "ncclCommInitRank");
+    comm_ = comm;
+    // Init returns only after every rank joined with the id, so the file has
+    // served its purpose; removing it keeps a later run from reading a stale id.
+    if (info.rank == 0) std::filesystem::remove(id_path(info));
+    set_anchor();
+  }
+
+  void teardown() {
+    if (!context_) return;  // nothing was taken
+    rt_.cuCtxSetCurrent(context_);
+    release_buffers();
+    if (comm_) rt_.ncclCommDestroy(comm_);
+    for (auto probe : probes_)
+      if (probe) rt_.cuEventDestroy(probe);
+    if (barrier_buffer_) rt_.cuMemFree(barrier_buffer_);
+    if (stream_) rt_.cuStreamDestroy(stream_);
+    rt_.cuDevicePrimaryCtxRelease(device_);
+  }
+
   // In place, float sum, on our stream (a CUstream is a cudaStream_t).
   ncclResult_t allreduce(CUdeviceptr data, size_t elements) {
     void* p = reinterpret_cast<void*>(data);
