@@ -12,11 +12,17 @@ int pragma_int(Connection& conn, const char* pragma) {
 
 }  // namespace
 
+// One transaction: a rank killed while its writer creates the schema leaves
+// an empty file (no rank yet), never tables without the marker that says they
+// are ddpscope's (application_id, written last) or a marker over half the
+// tables. Both pragmas write the file's header, inside the transaction.
 void create_schema(Connection& conn) {
+  Transaction tx(conn);
   conn.exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);");
   for (const TableSpec* t : tables()) conn.exec(create_sql(*t));
   conn.exec("PRAGMA application_id=" + std::to_string(kApplicationId));
   conn.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  tx.commit();
 }
 
 void create_indexes(Connection& conn) {

@@ -166,6 +166,24 @@ TEST_CASE("merge refuses two files claiming one rank and leaves nothing behind")
   CHECK_FALSE(std::filesystem::exists(dir + "/run.db"));
 }
 
+TEST_CASE("a schema that fails midway leaves no table and no ddpscope marker") {
+  auto dir = testing::temp_dir("schema-atomic");
+  const std::string path = dir + "/half.db";
+  {
+    Connection c(path, Connection::Mode::create);
+    // A table the schema creates late: its CREATE fails after the others ran.
+    c.exec("CREATE TABLE nccl_kernel_channels(x);");
+    CHECK_THROWS(create_schema(c));
+  }
+  Connection c(path, Connection::Mode::read_only);
+  Statement tables(c, "SELECT group_concat(name) FROM sqlite_master WHERE type='table'");
+  REQUIRE(tables.step());
+  CHECK(tables.text(0) == "nccl_kernel_channels");
+  Statement app(c, "PRAGMA application_id");
+  REQUIRE(app.step());
+  CHECK(app.int64(0) == 0);
+}
+
 TEST_CASE("bad files are refused with one line naming them") {
   auto dir = testing::temp_dir("bad");
   write_text(dir + "/text.db", "this is not a database at all, just text\n");
