@@ -40,14 +40,18 @@ def platform():
     return next((l for l in loaded if "libnccl" in l), "")
 
 
+def print_stderr(r):
+    if r.stderr.strip():
+        print("stderr: " + r.stderr.strip().replace("\n", "\nstderr: "))
+
+
 def record(build, out, job, what, flags=()):
     cmd = [os.path.join(build, "ddpscope"), "record", "-o", out, "--nproc", "1", *flags, "--",
            sys.executable] + job
     print("$ " + " ".join(cmd))
     r = subprocess.run(cmd, capture_output=True, text=True)
     print(r.stdout.rstrip())
-    if r.stderr.strip():
-        print("stderr: " + r.stderr.strip().replace("\n", "\nstderr: "))
+    print_stderr(r)
     return check(r.returncode == 0, f"{what} exits 0 under record (got {r.returncode})")
 
 
@@ -226,8 +230,7 @@ def check_tuner_nccl(build, work, nccl):
     print(f"$ DDPSCOPE_NCCL_LIBRARY={nccl} " + " ".join(cmd))
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     print(r.stdout.rstrip())
-    if r.stderr.strip():
-        print("stderr: " + r.stderr.strip().replace("\n", "\nstderr: "))
+    print_stderr(r)
     if not check(r.returncode == 0, f"tune --backend nccl exits 0 (got {r.returncode})"):
         return
     with open(path) as f:
