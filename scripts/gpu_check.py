@@ -239,14 +239,19 @@ def check_tuner_nccl(build, work, nccl):
                                     x["iter_ms_median"] > 0 and x["comm_ms_median"] >= 0
                                     for x in results),
           "tune --backend nccl measured both bucket sizes on the GPU")
-    # Two ranks on one GPU: NCCL refuses them; the tuner must say so and end.
+    # Two ranks on one GPU: NCCL refuses them. The failure path gives back the
+    # context, stream and events it took; the tuner must say so in one line
+    # and end with 1, not crash in that clean-up or hang.
     cmd[cmd.index("--nproc") + 1] = "2"
     try:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
-        print(f"two ranks on one GPU: exit {r.returncode}; "
-              + (r.stderr.strip().splitlines() or [""])[0][:300])
     except subprocess.TimeoutExpired:
-        print("two ranks on one GPU: still running after 150 s (killed)")
+        check(False, "two ranks on one GPU: the tuner ends within 150 s")
+        return
+    first = (r.stderr.strip().splitlines() or [""])[0]
+    print(f"two ranks on one GPU: exit {r.returncode}; {first[:300]}")
+    check(r.returncode == 1 and "ncclCommInitRank" in r.stderr,
+          "two ranks on one GPU: NCCL's refusal named, exit 1 after the clean-up")
 
 
 def main():

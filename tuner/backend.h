@@ -38,7 +38,8 @@ class Backend {
   virtual void release_buffers() {}
 };
 
-// Factories (nullptr with `error` set when the backend is not built or cannot start).
+// Factories (nullptr with `error` set when the backend is not built or cannot start;
+// the caller names the backend, so `error` does not).
 std::unique_ptr<Backend> make_gloo_backend(const RankInfo& info, std::string* error);
 std::unique_ptr<Backend> make_mpi_backend(std::string* error);  // rank/size from MPI_Init
 std::unique_ptr<Backend> make_nccl_backend(const RankInfo& info, std::string* error);

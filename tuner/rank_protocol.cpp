@@ -104,7 +104,7 @@ int run_rank(const WorkerPlan& p, std::vector<SettingResult>* summary, int* rank
     try {
       samples = replay(p.workload, plan, *backend, p.replay);
     } catch (const std::exception& e) {
-      std::cerr << "ddpscope: tune: rank " << rank << ": " << e.what() << "\n";
+      std::cerr << "ddpscope: tune: " << p.backend << ": rank " << rank << ": " << e.what() << "\n";
       return 1;
     }
     backend->release_buffers();

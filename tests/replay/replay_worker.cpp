@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   std::string error;
   auto backend = open(argv[1], info, &error);
   if (!backend) {
-    std::cerr << "replay_worker: " << error << "\n";
+    std::cerr << "replay_worker: " << argv[1] << ": " << error << "\n";
     return 3;
   }
   try {

@@ -227,18 +227,18 @@ std::string where(const RankInfo& info) {
 
 std::unique_ptr<Backend> make_gloo_backend(const RankInfo& info, std::string* error) {
   if (info.world_size < 1 || info.rank < 0 || info.rank >= info.world_size) {
-    *error = "gloo: invalid " + where(info);
+    *error = "invalid " + where(info);
     return nullptr;
   }
   std::error_code ec;
   if (info.rendezvous_dir.empty() || !std::filesystem::is_directory(info.rendezvous_dir, ec)) {
-    *error = "gloo: rendezvous directory '" + info.rendezvous_dir + "' does not exist";
+    *error = "rendezvous directory '" + info.rendezvous_dir + "' does not exist";
     return nullptr;
   }
   try {
     return std::make_unique<GlooBackend>(connect(info));
   } catch (const std::exception& e) {
-    *error = "gloo: cannot connect (" + where(info) + "): " + e.what();
+    *error = "cannot connect (" + where(info) + "): " + e.what();
     return nullptr;
   }
 }

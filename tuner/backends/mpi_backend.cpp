@@ -34,8 +34,7 @@ std::string mpi_error(int code) {
 }
 
 void check(int code, const char* what) {
-  if (code != MPI_SUCCESS)
-    throw std::runtime_error(std::string("mpi: ") + what + ": " + mpi_error(code));
+  if (code != MPI_SUCCESS) throw std::runtime_error(std::string(what) + ": " + mpi_error(code));
 }
 
 // Who calls MPI_Finalize: the last backend alive, and only if a backend called
@@ -76,7 +75,7 @@ class MpiBackend final : public Backend {
   int add_buffer(uint64_t bytes) override {
     const uint64_t elements = std::max<uint64_t>(1, (bytes + 3) / 4);
     if (elements > uint64_t(INT_MAX))
-      throw std::runtime_error("mpi: a bucket of " + std::to_string(bytes) +
+      throw std::runtime_error("a bucket of " + std::to_string(bytes) +
                                " bytes exceeds MPI's int element count");
     buffers_.emplace_back();
     buffers_.back().data.assign(elements, 0.0f);
@@ -120,7 +119,7 @@ std::unique_ptr<Backend> make_mpi_backend(std::string* error) {
   MPI_Initialized(&initialised);
   MPI_Finalized(&finalised);
   if (finalised) {
-    *error = "mpi: MPI was already finalised in this process (open the MPI backend once)";
+    *error = "MPI was already finalised in this process (open the MPI backend once)";
     return nullptr;
   }
   if (!initialised) {
@@ -128,7 +127,7 @@ std::unique_ptr<Backend> make_mpi_backend(std::string* error) {
     int provided = 0;
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS) {
-      *error = "mpi: MPI_Init_thread failed: " + mpi_error(rc);
+      *error = "MPI_Init_thread failed: " + mpi_error(rc);
       return nullptr;
     }
     g_we_initialised = true;

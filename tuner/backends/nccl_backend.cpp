@@ -37,11 +37,11 @@ class Checker {
  public:
   explicit Checker(const NcclRuntime& rt) : rt_(rt) {}
   void operator()(CUresult r, const char* what) const {
-    if (r != CUDA_SUCCESS) throw std::runtime_error("cuda: " + driver_error(rt_, r, what));
+    if (r != CUDA_SUCCESS) throw std::runtime_error(driver_error(rt_, r, what));
   }
   void operator()(ncclResult_t r, const char* what) const {
     if (r != ncclSuccess)
-      throw std::runtime_error(std::string("nccl: ") + what + ": " + rt_.ncclGetErrorString(r));
+      throw std::runtime_error(std::string(what) + ": " + rt_.ncclGetErrorString(r));
   }
 
  private:
@@ -259,8 +259,8 @@ std::unique_ptr<Backend> make_nccl_backend(const RankInfo& info, std::string* er
   try {
     return std::make_unique<NcclBackend>(*rt, info, device);
   } catch (const std::exception& ex) {
-    *error = "nccl: rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) +
-             ": " + ex.what();
+    *error = "rank " + std::to_string(info.rank) + " of " + std::to_string(info.world_size) + ": " +
+             ex.what();
     return nullptr;
   }
 }
