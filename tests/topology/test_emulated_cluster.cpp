@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "tests/replay/backend_hooks.h"
@@ -19,6 +20,7 @@
 #include "tuner/emulation/emulation_error.h"
 #include "tuner/emulation/namespace_cleanup.h"
 #include "tuner/emulation/rank_placement.h"
+#include "tuner/emulation/tcp_congestion.h"
 
 using namespace ddpscope;
 using namespace ddpscope::tuner;
@@ -123,6 +125,37 @@ TEST_CASE("2x2 cluster: Gloo ranks in their nodes all-reduce across the shaped l
   }
   // The ring's edge from rank 1 (node 0) to rank 2 (node 1) carries 1.5 x 4 MB.
   CHECK(sent_bytes(c.node_namespace(0), "dds-uplink") - before > 4 << 20);
+}
+
+// The host's own setting, read in this process's namespace.
+std::string host_congestion_control() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string algorithm;
+  std::getline(in, algorithm);
+  return algorithm;
+}
+
+TEST_CASE("every node runs TCP's cubic whatever the host runs; the host is untouched") {
+  require_root();
+  const std::string host = host_congestion_control();
+  REQUIRE_FALSE(host.empty());
+  EmulatedCluster c(parse_topology("2x2:inter=1gbit"));
+  for (int node = 0; node < 2; ++node) CHECK(congestion_control(c.node_namespace(node)) == "cubic");
+  CHECK(host_congestion_control() == host);
+  CHECK_THAT(c.describe(), Catch::EndsWith(", TCP congestion control cubic"));
+  // The mechanism itself, not only the default: another algorithm reads back.
+  set_congestion_control(c.node_namespace(1), "reno");
+  CHECK(congestion_control(c.node_namespace(1)) == "reno");
+  CHECK(congestion_control(c.node_namespace(0)) == "cubic");
+  CHECK(host_congestion_control() == host);
+  try {
+    set_congestion_control(c.node_namespace(0), "no-such-algorithm");
+    FAIL("an unknown algorithm was accepted");
+  } catch (const EmulationError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("cannot set TCP congestion control no-such-algorithm "
+                                           "in namespace " +
+                                           c.node_namespace(0) + ": "));
+  }
 }
 
 TEST_CASE("unlimited inter-node links stay unshaped and a second cluster is refused") {

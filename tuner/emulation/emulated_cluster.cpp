@@ -5,6 +5,7 @@
 #include "tuner/emulation/emulation_error.h"
 #include "tuner/emulation/link_shaping.h"
 #include "tuner/emulation/system_command.h"
+#include "tuner/emulation/tcp_congestion.h"
 
 namespace ddpscope::tuner::emulation {
 namespace {
@@ -85,6 +86,7 @@ void EmulatedCluster::add_node(int node) {
   register_namespace(ns);
   run_command({ip_, "netns", "add", ns});
   run_command({ip_, "-n", ns, "link", "set", "lo", "up"});
+  set_congestion_control(ns, kEmulatedCongestionControl);  // not the host's
   // Created inside the switch's namespace with its peer put straight into the
   // node's: neither end ever appears in the host's own namespace.
   run_command(
@@ -116,16 +118,18 @@ std::string EmulatedCluster::describe() const {
   const int n = topology_.nodes;
   const std::string head = "topology " + topology_.name() + " emulated: ";
   const std::string ranks = std::to_string(topology_.ranks_per_node) + " ranks";
+  const std::string tcp = std::string(", TCP congestion control ") + kEmulatedCongestionControl;
   if (n == 1)
     return head + "one network namespace (" + node_namespace(0) + ") of " + ranks +
-           " on its loopback";
+           " on its loopback" + tcp;
   const std::string links = topology_.inter.bandwidth_gbps > 0
                                 ? "links shaped to " +
                                       format_bandwidth(topology_.inter.bandwidth_gbps) +
                                       "/s each way (tc tbf)"
                                 : "unshaped links";
   return head + std::to_string(n) + " network namespaces (" + prefix_ + "node0.." +
-         std::to_string(n - 1) + ") of " + ranks + " each, joined through a bridge by " + links;
+         std::to_string(n - 1) + ") of " + ranks + " each, joined through a bridge by " + links +
+         tcp;
 }
 
 }  // namespace ddpscope::tuner::emulation
