@@ -339,3 +339,41 @@ TEST_CASE("calibrated backend: another bandwidth, the wire and the path's CPUs i
   c.inter_path.reset();
   CHECK(ms(4) == Approx(1.5e6 * 2.5898e-9 * 1000).epsilon(1e-4));
 }
+
+TEST_CASE("calibrated backend: compute slows a wire-paced all-reduce only past its CPU need") {
+  auto c = gloo_calibration();
+  c.cores = 2;
+  c.comm_rate_during_compute = 0.5;
+  c.inter = InterLinkFit{link_fit({300e-6, 9e-9, 0, true}), "2x2:inter=1gbit", 1};
+  c.inter_path = InterLinkFit{link_fit({300e-6, 3e-9, 0, true}), "2x2", 0};
+  // 4x1 over the fitted 1 Gbit/s, 1 MB: the ring's 1.5 MB at 9 ns/B, 13.5
+  // ms; unshaped, max(6 · 300 µs, 1.5 MB at 3 ns/B) = 4.5 ms of it the CPUs'.
+  const auto shaped = ModelBackend::calibrated(c, shape(4, 1, 1));
+  CHECK(shaped.bucket_ms(1000000) == Approx(13.5));
+  CHECK(shaped.cpu_share(1000000) == Approx(1.0 / 3));
+  // Half the CPU while computing, a third needed: the wire still paces it.
+  CHECK(shaped.comm_rate_while_computing(1, 1.0 / 3) == 1);
+  // Needing 0.8 of it: 0.5 / 0.8. Half the contention: 0.75 / 0.8.
+  CHECK(shaped.comm_rate_while_computing(1, 0.8) == Approx(0.625));
+  CHECK(shaped.comm_rate_while_computing(0.5, 0.8) == Approx(0.9375));
+  // CPU-bound: the calibrated rate, scaled by the contention as before.
+  CHECK(shaped.comm_rate_while_computing(1, 1) == Approx(0.5));
+  CHECK(shaped.comm_rate_while_computing(0.5, 1) == Approx(0.75));
+  // One node, and a link with no unshaped path measured: all the CPUs'.
+  CHECK(ModelBackend::calibrated(c, shape(1, 4)).cpu_share(1000000) == 1);
+  auto no_path = c;
+  no_path.inter_path.reset();
+  CHECK(ModelBackend::calibrated(no_path, shape(4, 1, 1)).cpu_share(1000000) == 1);
+  // MPI moves nothing while the rank computes, whatever its CPU needs.
+  auto mpi = c;
+  mpi.backend = "mpi";
+  mpi.comm_rate_during_compute = 0.001;
+  CHECK(ModelBackend::calibrated(mpi, shape(4, 1, 1)).comm_rate_while_computing(1, 0.2) ==
+        Approx(0.001));
+  // In a predicted sweep the all-reduces under backward keep the wire's
+  // pace: the iteration is shorter than with every byte the CPUs' work.
+  const auto paced = predict_sweep(layers(), shaped, {8}, 1);
+  const auto cpu =
+      predict_sweep(layers(), ModelBackend::calibrated(no_path, shape(4, 1, 1)), {8}, 1);
+  CHECK(paced[0].iter_ms_median < cpu[0].iter_ms_median - 5);
+}

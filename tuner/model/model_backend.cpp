@@ -87,6 +87,10 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   const auto path = unshaped_path(c, ranks.link);
   if (m.inter_fitted_ && path && m.inter_.beta_s_per_byte > 0)
     m.receiving_cpu_share_ = std::min(1.0, path->beta_s_per_byte / m.inter_.beta_s_per_byte);
+  if (m.inter_fitted_ && path && t.inter.bandwidth_gbps > 0 && m.algorithm_ == Algorithm::ring) {
+    m.path_ = path;
+    if (m.algorithm_ == c.algorithm) m.path_by_size_ = c.inter_path->fit.by_size;
+  }
   // The residual shape belongs to the link and algorithm measured: a
   // declared bandwidth or latency, or another algorithm, gets the fit alone.
   if (m.algorithm_ == c.algorithm) {
@@ -156,6 +160,19 @@ double ModelBackend::bucket_ms(uint64_t bytes) const {
 double ModelBackend::one_node_s(double bytes) const {
   const double shared = corrected_s(intra_, intra_by_size_, bytes);
   return pair_ ? std::max(shared, corrected_s(*pair_, pair_by_size_, bytes)) : shared;
+}
+
+double ModelBackend::cpu_share(uint64_t bytes) const {
+  if (!path_) return 1;
+  const double all = bucket_ms(bytes);
+  if (!(all > 0)) return 1;
+  return std::clamp(corrected_s(*path_, path_by_size_, double(bytes)) * 1000 / all, 0.0, 1.0);
+}
+
+double ModelBackend::comm_rate_while_computing(double contention, double cpu_share) const {
+  const double rate = 1 - contention * (1 - comm_rate_);
+  if (backend_ == "mpi" || cpu_share >= 1) return rate;
+  return cpu_share > 0 ? std::min(1.0, rate / cpu_share) : 1.0;
 }
 
 double ModelBackend::stagger_ms(uint64_t bytes) const {

@@ -34,6 +34,15 @@ class ModelBackend {
   const Topology& topology() const { return topology_; }
   double bucket_ms(uint64_t bytes) const;
   double comm_rate_during_compute() const { return comm_rate_; }
+  // The pace of all-reduces while the ranks compute, as a share of their
+  // pace alone, with `contention` of the calibrated contention and their
+  // CPUs busy `cpu_share` of their time alone (cpu_share below; 1 on one
+  // node). A wire-paced all-reduce needs the cores only part of the time:
+  // compute slows it only as far as the CPU it needs exceeds the CPU it
+  // gets (a roofline: its CPU work at the slowed rate, or the wire).
+  // MPI's rate stays: it moves nothing while the rank computes, whatever
+  // the cores.
+  double comm_rate_while_computing(double contention, double cpu_share) const;
   // How far apart the ranks leave an all-reduce of `bytes` (the plan's
   // last), so start the next iteration's compute. Over a slow inter-node
   // link a ring's last step is lopsided: a rank that receives from inside
@@ -49,6 +58,11 @@ class ModelBackend {
   // cores. 1 when nothing is known (no cores in the calibration, P <= C, no
   // stagger).
   double contention(double stagger_ms, double compute_ms) const;
+  // The share of an all-reduce of `bytes` that the ranks' CPUs are busy
+  // with: over a shaped link, the same ring unshaped (the calibration's
+  // inter_path, with its ratios) over the ring's time; 1 inside a node, and
+  // where nothing says otherwise (no unshaped path, no shaped link).
+  double cpu_share(uint64_t bytes) const;
   double step_delay_ms() const { return step_delay_ms_; }
   double step_delay_under_comm_ms() const { return step_delay_comm_ms_; }
   double step_delay_step_us() const { return step_delay_step_us_; }
@@ -73,6 +87,9 @@ class ModelBackend {
   // While a rank receives across the link, the share of a core its backend
   // threads take moving the bytes (the unshaped path's pace over the link's).
   double receiving_cpu_share_ = 0;
+  // The ring unshaped across the nodes (inter_path), for cpu_share.
+  std::optional<LinkCost> path_;
+  SizeCorrection path_by_size_;
   GpuCluster cluster_;
   bool inter_fitted_ = false;  // inter_ from all-reduces across the nodes of an emulated topology
   // A ring over a fitted inter link at another bandwidth than fitted.

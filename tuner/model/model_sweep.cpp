@@ -28,9 +28,15 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     const double c = plan.buckets.empty() ? 1
                                           : m.contention(m.stagger_ms(plan.buckets.back().bytes),
                                                          compute_ms(w) * compute_scale);
-    for (const auto& b : plan.buckets) comm_ms.push_back(m.bucket_ms(b.bytes));
+    double all_ms = 0, cpu_ms = 0;
+    for (const auto& b : plan.buckets) {
+      comm_ms.push_back(m.bucket_ms(b.bytes));
+      all_ms += comm_ms.back();
+      cpu_ms += comm_ms.back() * m.cpu_share(b.bytes);
+    }
     options.compute_scale = compute_scale;
-    options.comm_rate_during_compute = 1 - c * (1 - m.comm_rate_during_compute());
+    options.comm_rate_during_compute =
+        m.comm_rate_while_computing(c, all_ms > 0 ? cpu_ms / all_ms : 1);
     options.step_delay_ms = c * m.step_delay_ms();
     options.step_delay_under_comm_ms = c * m.step_delay_under_comm_ms();
     options.step_delay_step_us = m.step_delay_step_us();
