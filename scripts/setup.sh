@@ -38,10 +38,24 @@ req=scripts/torch-requirements.txt
 if ! cmp -s "$req" "$venv/.ddpscope-requirements" 2>/dev/null; then
   base=python3
   "$base" -c "import venv, ensurepip" 2>/dev/null || base=/usr/bin/python3
-  echo "setup: installing $(grep -v '^#' "$req" | tr '\n' ' ')into $venv (PyPI, ~4 GB with CUDA libraries)"
-  rm -rf "$venv"
+  echo "setup: installing $(grep -v '^#' "$req" | tr '\n' ' ')into $venv (PyPI: ~6 GB installed with its CUDA libraries, ~3.5 GB more while downloading)"
+  rm -rf "$venv" "$venv.tmp"
   "$base" -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+  # No pip cache (it would keep a second copy of the 3.5 GB of wheels) and a
+  # download folder of our own, removed whatever pip does: CI's disk is shared
+  # and has run out here (2026-11-26: "No space left on device" in pip).
+  mkdir -p "$venv.tmp"
+  pip_status=0
+  TMPDIR="$PWD/$venv.tmp" "$venv/bin/pip" install -q --no-cache-dir \
+    --disable-pip-version-check -r "$req" || pip_status=$?
+  rm -rf "$venv.tmp"
+  if [ "$pip_status" -ne 0 ]; then
+    echo "setup: pip could not install $req into $venv (exit $pip_status);" \
+      "$(df -h --output=avail . | tail -1 | tr -d ' ') free on $(df --output=target . | tail -1)," \
+      "about 10 GB is needed while it installs" >&2
+    rm -rf "$venv"
+    exit 1
+  fi
   cp "$req" "$venv/.ddpscope-requirements"
   echo "setup: $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)') in $venv"
 fi
