@@ -108,8 +108,7 @@ struct Calibration {
   };
   std::optional<StepDelays> pair_step_delays;
   // The cores of the machine calibrated (0: unknown). The delays and the
-  // rate above are those of every rank computing at once on them; fewer
-  // ranks computing at once contend less (ModelBackend::contention).
+  // rate above are those of every rank computing at once on them.
   int cores = 0;
   // The ranks that shared them (0: unknown; files written before it: their
   // points'). Another rank count shares the same cores differently

@@ -85,8 +85,6 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
                                          m.algorithm_ == c.algorithm && t.inter.latency_us == 0);
   m.inter_ = inter_link(c, t, ranks.link, m.other_bandwidth_);
   const auto path = unshaped_path(c, ranks.link);
-  if (m.inter_fitted_ && path && m.inter_.beta_s_per_byte > 0)
-    m.receiving_cpu_share_ = std::min(1.0, path->beta_s_per_byte / m.inter_.beta_s_per_byte);
   if (m.inter_fitted_ && path && t.inter.bandwidth_gbps > 0 && m.algorithm_ == Algorithm::ring) {
     m.path_ = path;
     if (m.algorithm_ == c.algorithm) m.path_by_size_ = c.inter_path->fit.by_size;
@@ -169,43 +167,9 @@ double ModelBackend::cpu_share(uint64_t bytes) const {
   return std::clamp(corrected_s(*path_, path_by_size_, double(bytes)) * 1000 / all, 0.0, 1.0);
 }
 
-double ModelBackend::comm_rate_while_computing(double contention, double cpu_share) const {
-  const double rate = 1 - contention * (1 - comm_rate_);
-  if (backend_ == "mpi" || cpu_share >= 1) return rate;
-  return cpu_share > 0 ? std::min(1.0, rate / cpu_share) : 1.0;
-}
-
-double ModelBackend::stagger_ms(uint64_t bytes) const {
-  // One rank per node: every rank receives across the link, none is early.
-  if (is_nccl() || topology_.nodes <= 1 || topology_.ranks_per_node <= 1 ||
-      algorithm_ != Algorithm::ring)
-    return 0;
-  return lead_bytes(bytes) * inter_.beta_s_per_byte * 1000;
-}
-
-double ModelBackend::lead_bytes(uint64_t bytes) const {
-  const double chunk = double(bytes) / topology_.nranks();
-  if (backend_ != "gloo") return chunk;
-  // Gloo's ring cuts each rank's chunk into segments of at most 1 MiB
-  // (AllreduceOptions::kMaxSegmentSize), at least two, and keeps two in
-  // flight: a sender leaves with at most two segments still to cross.
-  constexpr double kGlooMaxSegment = 1024.0 * 1024.0;
-  return std::min(chunk, 2 * kGlooMaxSegment);
-}
-
-double ModelBackend::contention(double stagger_ms, double compute_ms) const {
-  const double p = topology_.nranks(), cores = cores_;
-  if (cores <= 0 || p <= cores || !(compute_ms > 0)) return 1;
-  // One rank per node receives across the link (late; Gloo's ring sends to
-  // rank - 1, so each node's last), the others from inside their node
-  // (early): the larger group computes at once.
-  const double late = topology_.nodes, early = p - late;
-  const double apart = std::min(1.0, stagger_ms / compute_ms);
-  // The smaller group, apart, is still receiving across the link: its
-  // backend threads move those bytes through the CPUs (inter_path's pace)
-  // for their share of the wire's time.
-  const double at_once = p - apart * std::min(late, early) * (1 - receiving_cpu_share_);
-  return std::clamp((at_once - cores) / (p - cores), 0.0, 1.0);
+double ModelBackend::comm_rate_while_computing(double cpu_share) const {
+  if (backend_ == "mpi" || cpu_share >= 1) return comm_rate_;
+  return cpu_share > 0 ? std::min(1.0, comm_rate_ / cpu_share) : 1.0;
 }
 
 std::string ModelBackend::inter_description() const {

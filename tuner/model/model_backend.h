@@ -35,29 +35,13 @@ class ModelBackend {
   double bucket_ms(uint64_t bytes) const;
   double comm_rate_during_compute() const { return comm_rate_; }
   // The pace of all-reduces while the ranks compute, as a share of their
-  // pace alone, with `contention` of the calibrated contention and their
-  // CPUs busy `cpu_share` of their time alone (cpu_share below; 1 on one
+  // pace alone, with their CPUs busy `cpu_share` of their time alone (cpu_share below; 1 on one
   // node). A wire-paced all-reduce needs the cores only part of the time:
   // compute slows it only as far as the CPU it needs exceeds the CPU it
   // gets (a roofline: its CPU work at the slowed rate, or the wire).
   // MPI's rate stays: it moves nothing while the rank computes, whatever
   // the cores.
-  double comm_rate_while_computing(double contention, double cpu_share) const;
-  // How far apart the ranks leave an all-reduce of `bytes` (the plan's
-  // last), so start the next iteration's compute. Over a slow inter-node
-  // link a ring's last step is lopsided: a rank that receives from inside
-  // its node and sends across hands its share to the kernel and goes on,
-  // one that receives across the link waits for the wire (lead_bytes at
-  // its β). 0 inside a node, and with one rank per node (all receive across).
-  double stagger_ms(uint64_t bytes) const;
-  // The share of the calibrated CPU contention (step delays, the comm slowdown)
-  // left when the ranks start `compute_ms` of compute `stagger_ms` apart: the
-  // early ranks (all but one per node) and the late ones (one per node)
-  // compute at different times, so fewer at once; contention is what exceeds
-  // the cores: (k - C) / (P - C) for k ranks computing at once, P ranks, C
-  // cores. 1 when nothing is known (no cores in the calibration, P <= C, no
-  // stagger).
-  double contention(double stagger_ms, double compute_ms) const;
+  double comm_rate_while_computing(double cpu_share) const;
   // The share of an all-reduce of `bytes` that the ranks' CPUs are busy
   // with: over a shaped link, the same ring unshaped (the calibration's
   // inter_path, with its ratios) over the ring's time; 1 inside a node, and
@@ -84,9 +68,6 @@ class ModelBackend {
   double comm_rate_ = 1.0;
   double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
   int cores_ = 0;
-  // While a rank receives across the link, the share of a core its backend
-  // threads take moving the bytes (the unshaped path's pace over the link's).
-  double receiving_cpu_share_ = 0;
   // The ring unshaped across the nodes (inter_path), for cpu_share.
   std::optional<LinkCost> path_;
   SizeCorrection path_by_size_;
@@ -99,10 +80,6 @@ class ModelBackend {
   std::string pair_description() const;
   double corrected_s(const LinkCost& link, const SizeCorrection& by_size, double bytes) const;
   double one_node_s(double bytes) const;
-  // What a sender across the link still has to cross when it leaves an
-  // all-reduce of `bytes`: its chunk (bytes/p), or for Gloo the two
-  // segments its ring keeps in flight.
-  double lead_bytes(uint64_t bytes) const;
 };
 
 }  // namespace ddpscope::tuner::model

@@ -4,17 +4,6 @@
 #include "tuner/model/iteration_model.h"
 
 namespace ddpscope::tuner::model {
-namespace {
-
-// Forward and backward: the compute the ranks start together, or apart.
-double compute_ms(const Workload& w) {
-  double us = w.forward_us;
-  for (const auto& p : w.params) us += p.backward_us;
-  return us / 1000;
-}
-
-}  // namespace
-
 std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& m,
                                          const std::vector<double>& bucket_mb,
                                          double first_bucket_mb, double compute_scale) {
@@ -23,11 +12,6 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     const BucketPlan plan = plan_buckets(w, mb, first_bucket_mb);
     std::vector<double> comm_ms;
     IterationModelOptions options;
-    // The last bucket's all-reduce leaves the ranks apart for the next
-    // iteration's compute: the calibrated contention applies in that share.
-    const double c = plan.buckets.empty() ? 1
-                                          : m.contention(m.stagger_ms(plan.buckets.back().bytes),
-                                                         compute_ms(w) * compute_scale);
     double all_ms = 0, cpu_ms = 0;
     for (const auto& b : plan.buckets) {
       comm_ms.push_back(m.bucket_ms(b.bytes));
@@ -36,12 +20,17 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     }
     options.compute_scale = compute_scale;
     options.comm_rate_during_compute =
-        m.comm_rate_while_computing(c, all_ms > 0 ? cpu_ms / all_ms : 1);
-    options.step_delay_ms = c * m.step_delay_ms();
-    options.step_delay_under_comm_ms = c * m.step_delay_under_comm_ms();
+        m.comm_rate_while_computing(all_ms > 0 ? cpu_ms / all_ms : 1);
+    // Every rank computes under the calibrated contention, over a shaped
+    // link too. A ring does leave the ranks that send across the link early
+    // by what is still on the wire, but on 2x2 over 2 Gbit/s compute added
+    // 17-18 ms to comm-only iterations at 8 and 32 MB, as much as on 4x1,
+    // where no rank leaves early (docs/model.md, fifteenth session): the
+    // relief the stagger should give was not there to measure.
+    options.step_delay_ms = m.step_delay_ms();
+    options.step_delay_under_comm_ms = m.step_delay_under_comm_ms();
     options.step_delay_step_us = m.step_delay_step_us();
     const auto p = predict_iteration(w, plan, comm_ms, options);
-
     SettingResult r;
     r.setting = {kModelBackendLabel, mb, first_bucket_mb};
     r.topology = m.topology().name();
