@@ -117,7 +117,6 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
     m.step_delay_ms_ = c.pair_step_delays->alone_ms;
     m.step_delay_comm_ms_ = c.pair_step_delays->under_comm_ms;
   }
-  m.cores_ = c.cores;
   m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
   return m;
 }

@@ -35,12 +35,12 @@ class ModelBackend {
   double bucket_ms(uint64_t bytes) const;
   double comm_rate_during_compute() const { return comm_rate_; }
   // The pace of all-reduces while the ranks compute, as a share of their
-  // pace alone, with their CPUs busy `cpu_share` of their time alone (cpu_share below; 1 on one
-  // node). A wire-paced all-reduce needs the cores only part of the time:
-  // compute slows it only as far as the CPU it needs exceeds the CPU it
-  // gets (a roofline: its CPU work at the slowed rate, or the wire).
-  // MPI's rate stays: it moves nothing while the rank computes, whatever
-  // the cores.
+  // pace alone, with their CPUs busy `cpu_share` of their time alone
+  // (cpu_share below; 1 on one node). A wire-paced all-reduce needs the
+  // cores only part of the time: compute slows it only as far as the CPU it
+  // needs exceeds the CPU it gets (a roofline: its CPU work at the slowed
+  // rate, or the wire). MPI's rate stays: it moves nothing while the rank
+  // computes, whatever the cores.
   double comm_rate_while_computing(double cpu_share) const;
   // The share of an all-reduce of `bytes` that the ranks' CPUs are busy
   // with: over a shaped link, the same ring unshaped (the calibration's
@@ -67,7 +67,6 @@ class ModelBackend {
   SizeCorrection intra_by_size_, inter_by_size_, pair_by_size_;
   double comm_rate_ = 1.0;
   double step_delay_ms_ = 0, step_delay_comm_ms_ = 0, step_delay_step_us_ = 0;
-  int cores_ = 0;
   // The ring unshaped across the nodes (inter_path), for cpu_share.
   std::optional<LinkCost> path_;
   SizeCorrection path_by_size_;

@@ -4,6 +4,7 @@
 #include "tuner/model/iteration_model.h"
 
 namespace ddpscope::tuner::model {
+
 std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& m,
                                          const std::vector<double>& bucket_mb,
                                          double first_bucket_mb, double compute_scale) {
@@ -24,13 +25,14 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     // Every rank computes under the calibrated contention, over a shaped
     // link too. A ring does leave the ranks that send across the link early
     // by what is still on the wire, but on 2x2 over 2 Gbit/s compute added
-    // 17-18 ms to comm-only iterations at 8 and 32 MB, as much as on 4x1,
+    // 16-19 ms to comm-only iterations at 8 and 32 MB, as much as on 4x1,
     // where no rank leaves early (docs/model.md, fifteenth session): the
     // relief the stagger should give was not there to measure.
     options.step_delay_ms = m.step_delay_ms();
     options.step_delay_under_comm_ms = m.step_delay_under_comm_ms();
     options.step_delay_step_us = m.step_delay_step_us();
     const auto p = predict_iteration(w, plan, comm_ms, options);
+
     SettingResult r;
     r.setting = {kModelBackendLabel, mb, first_bucket_mb};
     r.topology = m.topology().name();
