@@ -49,13 +49,7 @@ tune() {  # topology, the name of its results (.json, .log), then tune's own fla
 cal=(--calibration "$out/cal.json")
 
 if [[ -z ${REPREDICT:-} ]]; then
-  python3 - "$out/w.json" <<'PY'
-import json, sys
-params = [{"name": f"layer{i}.weight", "numel": 131072, "dtype": "float32",
-           "backward_us": 300.0} for i in range(32)]
-json.dump({"name": "layers", "params": params, "forward_us": 2000, "optimizer_us": 500},
-          open(sys.argv[1], "w"))
-PY
+  python3 bench/model_workload.py "$out/w.json"
   printf "model accuracy: 32 layers of 512 KiB, 300 us backward each; gloo; bucket MB %s;\n" "$sizes"
   printf "1 warm-up + %s measured iterations per setting; %s, %s cores, load %s (start)\n" \
     "$iters" "$(date -u +%FT%TZ)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"

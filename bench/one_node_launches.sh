@@ -20,13 +20,7 @@ if (($# > 0)); then topologies=("$@"); else topologies=(1x4 1x2); fi
 out="$(mktemp -d /tmp/ddpscope-one-node-XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 
-python3 - "$out/w.json" <<'PY'
-import json, sys
-params = [{"name": f"layer{i}.weight", "numel": 131072, "dtype": "float32",
-           "backward_us": 300.0} for i in range(32)]
-json.dump({"name": "layers", "params": params, "forward_us": 2000, "optimizer_us": 500},
-          open(sys.argv[1], "w"))
-PY
+python3 bench/model_workload.py "$out/w.json"
 printf "one node, %s launches each: 32 layers of 512 KiB, 300 us backward each; gloo; bucket MB 0.5,2,8,32;\n" "$launches"
 printf "1 warm-up + %s measured iterations per setting; %s, %s cores, load %s (start)\n" \
   "${ITERS:-36}" "$(date -u +%FT%TZ)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
