@@ -14,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ddpscope="$(realpath "${DDPSCOPE_BUILD:-build}")/ddpscope"
 launches="${1:-20}"
+iters="${ITERS:-36}"
 [[ $launches =~ ^[1-9][0-9]*$ ]] || { echo "usage: bench/one_node_launches.sh [N] [TOPOLOGY...]" >&2; exit 2; }
 shift $(($# > 0 ? 1 : 0))
 if (($# > 0)); then topologies=("$@"); else topologies=(1x4 1x2); fi
@@ -23,11 +24,11 @@ trap 'rm -rf "$out"' EXIT
 python3 bench/model_workload.py "$out/w.json"
 printf "one node, %s launches each: 32 layers of 512 KiB, 300 us backward each; gloo; bucket MB 0.5,2,8,32;\n" "$launches"
 printf "1 warm-up + %s measured iterations per setting; %s, %s cores, load %s (start)\n" \
-  "${ITERS:-36}" "$(date -u +%FT%TZ)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  "$iters" "$(date -u +%FT%TZ)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 for t in "${topologies[@]}"; do
   for ((n = 1; n <= launches; n++)); do
     "$ddpscope" tune --workload "$out/w.json" --backend gloo --topology "$t" \
-      --bucket-mb 0.5,2,8,32 --iters "${ITERS:-36}" --warmup 1 \
+      --bucket-mb 0.5,2,8,32 --iters "$iters" --warmup 1 \
       --json "$out/$t.$n.json" >"$out/$t.$n.log"
   done
 done
