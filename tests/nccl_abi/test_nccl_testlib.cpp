@@ -548,7 +548,7 @@ TEST_CASE("a rank can send to itself inside a group") {
   ncclCommDestroy(comm);
 }
 
-TEST_CASE("a simulated group estimates its calls and runs none; without simInfo it runs") {
+TEST_CASE("a simulated group estimates its calls and runs none, without simInfo it runs") {
   ncclComm_t comm;
   REQUIRE(ncclCommInitAll(&comm, 1, nullptr) == ncclSuccess);
   const int64_t x = 42;
