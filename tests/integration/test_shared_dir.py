@@ -7,6 +7,7 @@ network file system (forced here with DDPSCOPE_NETWORK_FS=1) no WAL file ever
 appears on the shared path; without it one does (so the watch could see it).
 Needs root for unshare: skipped (exit 77) without it."""
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -57,6 +58,7 @@ class Watch(threading.Thread):
 class SharedDirectory(unittest.TestCase):
     def record_two_hosts(self, network_fs):
         tmp = tempfile.mkdtemp(prefix="ddpscope-shared-")
+        self.addCleanup(shutil.rmtree, tmp, True)
         out = os.path.join(tmp, "shared")
         a = host_script(tmp, out, "host-a", [0, 1], 0)
         b = host_script(tmp, out, "host-b", [2, 3], 1)  # starts later: host-a finishes first
