@@ -7,6 +7,7 @@ sweep through its wrapper, and model_check.sh refuses a folder that is not a
 carry with one line and exit 2."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -14,14 +15,19 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"))
-# Provided by the machine the carry goes to (scripts/model_carry.sh, `own`).
-MACHINE_OWN = ("linux-vdso", "ld-linux", "libc.", "libm.", "libdl.", "libpthread.", "librt.",
-               "libstdc++.", "libgcc_s.", "libz.")
+CARRY_SCRIPT = os.path.join(ROOT, "scripts", "model_carry.sh")
+
+
+def machine_own():
+    """The sonames the script leaves to the machine the carry goes to: its
+    own `own=` pattern (an extended regex, which Python reads the same)."""
+    with open(CARRY_SCRIPT) as f:
+        return re.compile(re.search(r"^own='(.*)'$", f.read(), re.M).group(1))
 
 
 def pack(carry):
     env = dict(os.environ, DDPSCOPE_BUILD=os.path.dirname(DDPSCOPE), MODEL_CARRY=carry)
-    return subprocess.run([os.path.join(ROOT, "scripts", "model_carry.sh")], env=env,
+    return subprocess.run([CARRY_SCRIPT], env=env,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -30,10 +36,10 @@ def resolved_outside(binary, libs):
     neither in `libs` nor the machine's own."""
     env = dict(os.environ, LD_LIBRARY_PATH=libs)
     out = subprocess.run(["ldd", binary], env=env, capture_output=True, text=True).stdout
-    outside = []
+    own, outside = machine_own(), []
     for line in out.splitlines():
         name, _, where = line.strip().partition(" => ")
-        if name.startswith(MACHINE_OWN) or not where:
+        if own.match(name) or not where:
             continue
         if not where.startswith(libs + "/"):
             outside.append(line.strip())

@@ -16,6 +16,14 @@ namespace {
 constexpr const char* kSysctl = "/proc/sys/net/ipv4/tcp_congestion_control";
 constexpr const char* kAllowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
 
+// The first line of a /proc/sys file, "" when it cannot be read.
+std::string read_sysctl(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  std::getline(in, value);
+  return value;
+}
+
 // Writes `value` and a newline to a /proc/sys file; the error, "" on success.
 std::string write_sysctl(const char* path, const std::string& value) {
   std::ofstream out(path);
@@ -41,10 +49,8 @@ bool lists(const std::string& algorithms, const std::string& algorithm) {
 // was given.
 class AllowedForNamespaces {
  public:
-  explicit AllowedForNamespaces(const std::string& algorithm) {
-    std::ifstream in(kAllowed);
-    std::getline(in, before_);
-    if (in && !lists(before_, algorithm))
+  explicit AllowedForNamespaces(const std::string& algorithm) : before_(read_sysctl(kAllowed)) {
+    if (!before_.empty() && !lists(before_, algorithm))
       widened_ = write_sysctl(kAllowed, before_ + " " + algorithm).empty();
   }
   ~AllowedForNamespaces() {
@@ -54,7 +60,7 @@ class AllowedForNamespaces {
   AllowedForNamespaces& operator=(const AllowedForNamespaces&) = delete;
 
  private:
-  std::string before_;
+  const std::string before_;
   bool widened_ = false;
 };
 
@@ -83,10 +89,9 @@ void set_congestion_control(const std::string& netns, const std::string& algorit
 
 std::string congestion_control(const std::string& netns) {
   std::string algorithm;
-  in_namespace(netns, [&]() -> std::string {
-    std::ifstream in(kSysctl);
-    std::getline(in, algorithm);
-    return "";
+  in_namespace(netns, [&] {
+    algorithm = read_sysctl(kSysctl);
+    return std::string();
   });
   return algorithm;
 }
