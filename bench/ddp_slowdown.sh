@@ -9,17 +9,20 @@
 # job are not part of a training iteration.
 #
 # usage: bench/ddp_slowdown.sh [--pairs N] [--iters N] [--warmup N] [--layers N]
-#            [--width N] [--batch N] [--run-timeout S] [--python PY] [-- EXTRA...]
+#            [--width N] [--batch N] [--run-timeout S] [--python PY]
+#            [--rank-prefix CMD] [-- EXTRA...]
 #   PY is the torch Python [.venv/bin/python (scripts/setup.sh) if present, else
 #   /usr/bin/python3 (Debian's torch)].
 #   EXTRA goes to ddp_train.py in both variants (e.g. -- --bucket-cap-mb 1).
+#   CMD runs each rank's Python in both variants (scripts/onegpu_rank.sh: two
+#   NCCL ranks on one GPU, each its own NCCL_HOSTID).
 # env:   DDPSCOPE_BUILD  build tree holding ddpscope [build]
 #        OMP_NUM_THREADS torch threads per rank [1]
 set -euo pipefail
 
 pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32 run_timeout=120
-extra=() PY=''
-usage() { sed -n '11,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+extra=() PY='' prefix=()
+usage() { sed -n '11,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --pairs) pairs=$2; shift 2 ;;
@@ -30,6 +33,7 @@ while (($#)); do
     --batch) batch=$2; shift 2 ;;
     --run-timeout) run_timeout=$2; shift 2 ;;
     --python) PY=$2; shift 2 ;;
+    --rank-prefix) prefix=("$2"); shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) usage ;;
   esac
@@ -95,7 +99,7 @@ run_baseline() {
   port=$(free_port)
   for r in 0 1; do
     env RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
-      MASTER_PORT="$port" timeout --foreground -k 5 "$run_timeout" "$PY" "${train_args[@]}" \
+      MASTER_PORT="$port" timeout --foreground -k 5 "$run_timeout" "${prefix[@]}" "$PY" "${train_args[@]}" \
       --ddp-log "$log" >>"$log.out" 2>&1 &
     pids+=($!)
   done
@@ -108,7 +112,7 @@ run_ddpscope() {
   local log=$1 out
   out=$(mktemp -d "$work/rec-XXXXXX")
   timeout --foreground -k 5 "$run_timeout" "$DDPSCOPE" record --nproc 2 -o "$out" -- \
-    "$PY" "${train_args[@]}" --ddp-log "$log" >>"$log.out" 2>&1 || return $?
+    "${prefix[@]}" "$PY" "${train_args[@]}" --ddp-log "$log" >>"$log.out" 2>&1 || return $?
   # A run that recorded nothing (injector not found, say) measured nothing.
   [[ -f $out/run.db ]] || { echo "ddp_slowdown: no $out/run.db" >>"$log.out"; return 1; }
   rm -rf "$out"

@@ -13,6 +13,9 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
+
+import gpu_check_ranks as ranks
 
 ITERS = 30
 FAILED = []
@@ -192,20 +195,23 @@ def check_report(build, out):
           f"buckets come from DDP's own account (the Python start-up hook): {sources}")
 
 
-def check_ddp_loops(build):
+def check_ddp_loops(build, nproc, timeout):
     """tests/ddp/test_ddp_loops.py on NCCL: ten training loops (loss logging,
     find_unused, join, accumulation, static graph, bucket views, an fp16 comm
     hook, two models, frozen layers, torch.compile), each run plainly and
     recorded, the report held to DDP's own account and the parameters to the
-    plain run's, bit for bit. One rank: NCCL refuses two on one GPU."""
+    plain run's, bit for bit. Several ranks share the one GPU, each with its
+    own NCCL_HOSTID (scripts/onegpu_rank.sh)."""
     env = dict(os.environ, DDPSCOPE_BIN=os.path.abspath(os.path.join(build, "ddpscope")),
-               DDPSCOPE_LOOPS_DEVICE="cuda", DDPSCOPE_LOOPS_NPROC="1", PYTHONUNBUFFERED="1")
+               DDPSCOPE_LOOPS_DEVICE="cuda", DDPSCOPE_LOOPS_NPROC=str(nproc),
+               DDPSCOPE_LOOPS_RANK_PREFIX=ranks.ONEGPU_RANK, PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "tests/ddp/test_ddp_loops.py"]
-    print("$ DDPSCOPE_LOOPS_DEVICE=cuda DDPSCOPE_LOOPS_NPROC=1 " + " ".join(cmd))
+    print(f"$ DDPSCOPE_LOOPS_DEVICE=cuda DDPSCOPE_LOOPS_NPROC={nproc} "
+          "DDPSCOPE_LOOPS_RANK_PREFIX=scripts/onegpu_rank.sh " + " ".join(cmd))
     try:
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=420)
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        check(False, "the DDP training loops on NCCL end within 420 s")
+        check(False, f"the DDP training loops on NCCL end within {timeout:.0f} s")
         return
     lines = r.stderr.strip().splitlines()
     for line in lines:
@@ -213,7 +219,8 @@ def check_ddp_loops(build):
             print("  " + line)
     if r.returncode != 0:  # every failure in full: a lease is too short to rerun for them
         print("\n".join(l for l in lines if not l.startswith("test_")))
-    check(r.returncode == 0, f"the DDP training loops on NCCL match DDP's account (exit {r.returncode})")
+    check(r.returncode == 0, f"the DDP training loops on NCCL at {nproc} rank(s) match DDP's "
+          f"account (exit {r.returncode})")
 
 
 def check_tuner_nccl(build, work, nccl):
@@ -239,28 +246,20 @@ def check_tuner_nccl(build, work, nccl):
                                     x["iter_ms_median"] > 0 and x["comm_ms_median"] >= 0
                                     for x in results),
           "tune --backend nccl measured both bucket sizes on the GPU")
-    # Two ranks on one GPU: NCCL refuses them. The failure path gives back the
-    # context, stream and events it took; the tuner must say so in one line
-    # and end with 1, not crash in that clean-up or hang.
-    cmd[cmd.index("--nproc") + 1] = "2"
-    try:
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
-    except subprocess.TimeoutExpired:
-        check(False, "two ranks on one GPU: the tuner ends within 150 s")
-        return
-    first = (r.stderr.strip().splitlines() or [""])[0]
-    print(f"two ranks on one GPU: exit {r.returncode}; {first[:300]}")
-    check(r.returncode == 1 and "ncclCommInitRank" in r.stderr,
-          "two ranks on one GPU: NCCL's refusal named, exit 1 after the clean-up")
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", required=True)
-    p.add_argument("--keep", help="copy the run databases into this folder")
-    args = p.parse_args()
-    nccl = platform()
-    work = tempfile.mkdtemp(prefix="ddpscope-gpu-check-")
+def check_tuner_rings(build, work, nccl, nproc):
+    """The tuner's NCCL backend timing a real ring: nproc ranks on the GPU,
+    started by this check (each its own NCCL_HOSTID)."""
+    tuned = ranks.tune_ranks(build, work, nproc, "nccl", {"DDPSCOPE_NCCL_LIBRARY": nccl})
+    ranks.check_tuner(check, tuned, "nccl", nproc)
+
+
+SECTIONS = ("ranks", "tuner", "loops", "one", "bench")
+
+
+def one_rank(args, work, nccl):
+    """World size 1: what CUPTI, NVTX and the CUDA hooks give on one rank."""
     ddp, ops = os.path.join(work, "ddp"), os.path.join(work, "ops")
     if record(args.build, ddp, ddp_job(ddp), "the DDP job"):
         check_ddp_db(ddp)
@@ -276,22 +275,72 @@ def main():
                                    os.path.join(events, "ops.json")],
               "the NCCL ops job with --no-cupti", ["--no-cupti"]):
         check_event_fallback(events)
-    check_ddp_loops(args.build)
     if nccl:
         check_tuner_nccl(args.build, work, nccl)
-    else:
-        check(False, "torch loaded a libnccl (its path is what the tuner is given)")
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         for name, d in (("ddp", ddp), ("ops", ops)):
             if os.path.exists(os.path.join(d, "run.db")):
                 shutil.copy(os.path.join(d, "run.db"), os.path.join(args.keep, f"{name}.db"))
-    # Figures, not checks: CUPTI's correlation and its API records' host cost
-    # (issue 19: measured on a GPU when one is lent; docs/performance.md).
+
+
+def benches(args):
+    """Figures, not checks: CUPTI's correlation and its API records' host cost,
+    and the recorded 2-rank NCCL job's step time against the plain one."""
     for name in ("bench_cupti_correlation", "bench_cupti_api_overhead"):
         bench = os.path.join(args.build, name)
         if os.path.exists(bench):
             print(subprocess.run([bench], capture_output=True, text=True).stdout.rstrip())
+    cmd = ["bench/ddp_slowdown.sh", "--pairs", "3", "--iters", "40", "--warmup", "10",
+           "--python", sys.executable, "--rank-prefix", ranks.ONEGPU_RANK, "--layers",
+           str(ranks.GPU_SHAPE["layers"]), "--width", str(ranks.GPU_SHAPE["width"]), "--batch",
+           str(ranks.GPU_SHAPE["batch"]), "--", "--device", "cuda", "--bucket-cap-mb",
+           str(ranks.GPU_SHAPE["bucket_cap_mb"])]
+    print("$ " + " ".join(cmd))
+    env = dict(os.environ, DDPSCOPE_BUILD=args.build)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    print(r.stdout.rstrip())
+    print_stderr(r)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", required=True)
+    p.add_argument("--keep", help="copy the one-rank run databases into this folder")
+    p.add_argument("--sections", default=",".join(SECTIONS),
+                   help="which, in this order: ranks (2 and 3 NCCL ranks on the GPU), tuner "
+                   "(2-rank NCCL replay), loops (ten DDP loops at 2 ranks), one (world size "
+                   "1), bench (figures)")
+    p.add_argument("--ranks", default="2,3", help="rank counts of the ranks section")
+    p.add_argument("--budget", type=float, default=470,
+                   help="seconds: a section that would start after this is not run (said so)")
+    args = p.parse_args()
+    wanted = args.sections.split(",")
+    unknown = [s for s in wanted if s not in SECTIONS]
+    if unknown:
+        print(f"gpu_check: unknown section {unknown[0]} (known: {', '.join(SECTIONS)})",
+              file=sys.stderr)
+        sys.exit(2)
+    begin = time.monotonic()
+    nccl = platform()
+    work = tempfile.mkdtemp(prefix="ddpscope-gpu-check-")
+    runs = {
+        "ranks": lambda: [ranks.ranks_section(check, args.build, work, int(n))
+                          for n in args.ranks.split(",")],
+        "tuner": lambda: check_tuner_rings(args.build, work, nccl, 2),
+        "loops": lambda: check_ddp_loops(args.build, 2,
+                                         max(60, args.budget - (time.monotonic() - begin))),
+        "one": lambda: one_rank(args, work, nccl),
+        "bench": lambda: benches(args),
+    }
+    for name in [s for s in SECTIONS if s in wanted]:
+        spent = time.monotonic() - begin
+        if spent > args.budget:
+            print(f"\n== {name}: not run ({spent:.0f} s spent of the {args.budget:.0f} s budget)")
+            continue
+        print(f"\n== {name} (at {spent:.0f} s)")
+        runs[name]()
+    print(f"\ngpu_check: {time.monotonic() - begin:.0f} s in all")
     if FAILED:
         print(f"gpu_check: {len(FAILED)} check(s) FAILED: " + "; ".join(FAILED))
         sys.exit(1)

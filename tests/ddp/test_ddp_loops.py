@@ -19,8 +19,10 @@ plainly and under `ddpscope record --nproc 3`, then reads `ddpscope report
 
 Run by each torch Python (tests/torch_pythons.cmake); the ranks run under the
 same Python (sys.executable). On a GPU machine scripts/gpu_check.sh runs it with
-DDPSCOPE_LOOPS_DEVICE=cuda (NCCL) and DDPSCOPE_LOOPS_NPROC=1 (NCCL refuses two
-ranks on one GPU). The compile loop needs torch 2.x: on torch 1.x
+DDPSCOPE_LOOPS_DEVICE=cuda (NCCL), DDPSCOPE_LOOPS_NPROC=2 and
+DDPSCOPE_LOOPS_RANK_PREFIX=scripts/onegpu_rank.sh: a command put before each
+rank's Python, plain and recorded (there, its own NCCL_HOSTID per rank, so
+that NCCL runs two ranks on the one GPU). The compile loop needs torch 2.x: on torch 1.x
 the job says so in its truth files and the test is skipped (exit 77).
 """
 import json
@@ -42,6 +44,7 @@ EXAMPLE = os.path.join(ROOT, "examples", "ddp_loops.py")
 PY = sys.executable
 DEVICE = os.environ.get("DDPSCOPE_LOOPS_DEVICE", "cpu")
 NPROC = int(os.environ.get("DDPSCOPE_LOOPS_NPROC", "3"))
+RANK_PREFIX = os.environ.get("DDPSCOPE_LOOPS_RANK_PREFIX", "").split()
 STEPS = 6
 JOIN_STEPS = [4 + 2 * r for r in range(NPROC)]  # examples/ddp_loops.py join_steps()
 JOIN_SHADOWS = [max(JOIN_STEPS) - s for s in JOIN_STEPS]  # 4, 2, 0 on 3 ranks
@@ -64,7 +67,7 @@ def run_plain(args):
     for r in range(NPROC):
         env = dict(JOB_ENV, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(NPROC),
                    LOCAL_WORLD_SIZE=str(NPROC), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-        procs.append(subprocess.Popen([PY, EXAMPLE] + args, env=env, stdout=subprocess.PIPE,
+        procs.append(subprocess.Popen(RANK_PREFIX + [PY, EXAMPLE] + args, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True))
     outs = []
     try:
@@ -117,7 +120,8 @@ class Loops(unittest.TestCase):
 
             rec = os.path.join(tmp, "rec")
             res = subprocess.run(
-                [DDPSCOPE, "record", "--nproc", str(NPROC), "-o", rec, "--", PY, EXAMPLE] + job
+                [DDPSCOPE, "record", "--nproc", str(NPROC), "-o", rec, "--"] + RANK_PREFIX
+                + [PY, EXAMPLE] + job
                 + ["--truth-dir", os.path.join(rec, "truth"),
                    "--params-out", os.path.join(rec, "params")],
                 capture_output=True, text=True, env=JOB_ENV, timeout=TIMEOUT_S)

@@ -1,0 +1,382 @@
+"""The 2- and 3-rank NCCL checks of scripts/gpu_check.sh, on one GPU.
+
+Each rank runs under scripts/onegpu_rank.sh (its own NCCL_HOSTID), so NCCL
+sees separate hosts on the one device and runs real ring kernels through its
+socket transport. The checks here are pure functions of a run database, DDP's
+own account and the report's JSON: tests/gpu_check runs them on CPU against
+recorded Gloo runs and doctored copies, so a check that cannot fail is caught
+before a GPU is lent. Standard library only.
+
+Every check is called as check(ok, what) -> ok (gpu_check.py prints it).
+"""
+import json
+import os
+import re
+import socket
+import sqlite3
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ONEGPU_RANK = os.path.join(HERE, "onegpu_rank.sh")
+NCCL_KERNEL = re.compile(r"^(ncclDevKernel|ncclSymkDevKernel|ncclKernel)_")
+# What NCCL prints when it refuses the ranks (its duplicate-GPU check) or fails
+# to connect them: the lines a reader of the check's output must see.
+REFUSAL = re.compile(r"Duplicate GPU|NCCL WARN|NCCL error|ncclInvalidUsage|ncclSystemError|"
+                     r"ncclInternalError|ncclRemoteError|DistBackendError")
+
+
+def nccl_refusal(text):
+    """The lines of a failed job's output that say why NCCL refused or failed."""
+    return [line.strip() for line in text.splitlines() if REFUSAL.search(line)]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_env(rank, nproc, port, extra=None):
+    """What torchrun gives one rank (the plain runs and the tuner's ranks)."""
+    return dict(os.environ, **(extra or {}), RANK=str(rank), LOCAL_RANK=str(rank),
+                WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1",
+                MASTER_PORT=str(port))
+
+
+def run_ranks(cmd, nproc, timeout, extra_env=None):
+    """`cmd` as nproc local ranks, each under onegpu_rank.sh; (exit codes, output)."""
+    port = free_port()
+    procs = [subprocess.Popen([ONEGPU_RANK] + cmd, env=rank_env(r, nproc, port, extra_env),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for r in range(nproc)]
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=timeout)[0])
+    except subprocess.TimeoutExpired:
+        outs.append(f"timed out after {timeout} s")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return [p.returncode for p in procs], "".join(outs)
+
+
+def record_cmd(build, out, nproc, job, flags=()):
+    """`ddpscope record` starting nproc ranks, each under onegpu_rank.sh."""
+    return [os.path.join(build, "ddpscope"), "record", "-o", out, "--nproc", str(nproc), *flags,
+            "--", ONEGPU_RANK, sys.executable] + job
+
+
+# --- what DDP says it reduced ------------------------------------------------
+
+
+def ddp_accounts(ddp_dir, nproc):
+    accounts = []
+    for r in range(nproc):
+        with open(os.path.join(ddp_dir, f"ddp-rank{r}.json")) as f:
+            accounts.append(json.load(f))
+    return accounts
+
+
+def iteration_buckets(account, iters):
+    """DDP's bucket sizes per iteration: its first layout, then the rebuilt one."""
+    rebuilt = account["rebuilt_bucket_sizes"] or account["bucket_sizes"]
+    return [list(account["bucket_sizes"])] + [list(rebuilt) for _ in range(iters - 1)]
+
+
+def bucket_calls(db, rank, account, iters):
+    """The rank's bucket all-reduces, grouped per iteration as DDP's account lays
+    them out: (id, bytes, timing, start_ns, end_ns) each. None when the rank
+    recorded fewer all-reduces than DDP reduced buckets."""
+    rows = db.execute("SELECT id, bytes, timing, start_ns, end_ns FROM collectives "
+                      "WHERE rank=? AND op='allreduce' ORDER BY seq", (rank,)).fetchall()
+    grouped, at = [], 0
+    for sizes in iteration_buckets(account, iters):
+        if at + len(sizes) > len(rows):
+            return None
+        grouped.append(rows[at:at + len(sizes)])
+        at += len(sizes)
+    return grouped
+
+
+def check_bucket_sizes(check, db, accounts, iters):
+    for r, account in enumerate(accounts):
+        calls = bucket_calls(db, r, account, iters)
+        got = [[c[1] for c in it] for it in calls] if calls else None
+        check(got == iteration_buckets(account, iters),
+              f"rank {r}: all-reduce sizes equal DDP's buckets, {iters} iterations")
+
+
+def check_ring_kernels(check, db, accounts, iters):
+    """Every bucket all-reduce timed by CUPTI from its own NCCL ring kernel."""
+    for r, account in enumerate(accounts):
+        calls = [c for it in bucket_calls(db, r, account, iters) or [] for c in it]
+        sources, bad = {}, []
+        for cid, _, timing, _, _ in calls:
+            sources[timing] = sources.get(timing, 0) + 1
+            names = [n for (n,) in db.execute(
+                "SELECT name FROM kernels WHERE collective_id=? AND kind='comm'", (cid,))]
+            if timing != "cupti" or not names or not all(NCCL_KERNEL.match(n) for n in names):
+                bad.append(cid)
+        kernel = db.execute("SELECT name FROM kernels WHERE rank=? AND kind='comm' LIMIT 1",
+                            (r,)).fetchone()
+        print(f"  rank {r}: bucket timing sources {sources}; a comm kernel: "
+              f"{kernel[0][:80] if kernel else None}")
+        check(calls and not bad, f"rank {r}: each of {len(calls)} bucket all-reduces timed by "
+              f"CUPTI from its own NCCL kernel ({len(bad)} not)")
+
+
+def check_event_timing(check, db, accounts, iters):
+    """--no-cupti: CUDA events around each call time every bucket on its stream."""
+    kernels = db.execute("SELECT count(*) FROM kernels").fetchone()[0]
+    check(kernels == 0, f"no CUPTI kernel records with --no-cupti ({kernels})")
+    for r, account in enumerate(accounts):
+        calls = [c for it in bucket_calls(db, r, account, iters) or [] for c in it]
+        timing = sorted({c[2] for c in calls})
+        check(calls and timing == ["event"],
+              f"rank {r}: {len(calls)} bucket all-reduces timed by CUDA events ({timing})")
+
+
+# --- overlap, recomputed from the kernels table -------------------------------
+
+
+def union(intervals):
+    out = []
+    for s, e in sorted(i for i in intervals if i[1] > i[0]):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def covered(cover, s, e):
+    """How much of [s, e) the sorted, disjoint intervals `cover` cover."""
+    return sum(max(0, min(e, ce) - max(s, cs)) for cs, ce in cover)
+
+
+def check_overlap(check, db, report, accounts, iters):
+    """The report's exposed communication is what the kernels say, and at least
+    one bucket all-reduce was partly hidden behind backward compute."""
+    exposed = {(i["rank"], i["index"]): i.get("exposed_ms") for i in report["iteration_list"]}
+    partly, worst = 0, 0.0
+    for r, account in enumerate(accounts):
+        compute = union(db.execute("SELECT start_ns, end_ns FROM kernels WHERE rank=? AND "
+                                   "kind='compute'", (r,)).fetchall())
+        mine = []
+        for k, it in enumerate(bucket_calls(db, r, account, iters) or []):
+            comm = union((c[3], c[4]) for c in it)
+            mine.append(sum(e - s - covered(compute, s, e) for s, e in comm) / 1e6)
+            for _, _, _, s, e in it:
+                hidden = covered(compute, s, e)
+                partly += 0 < hidden < e - s
+        theirs = [exposed.get((r, k)) for k in range(len(mine))]
+        diffs = [abs(a - b) if b is not None else float("inf") for a, b in zip(mine, theirs)]
+        worst = max([worst] + diffs)
+        print(f"  rank {r}: exposed ms per iteration from kernels "
+              f"{[round(x, 3) for x in mine[:6]]}..., report {theirs[:6]}...")
+        check(mine and max(diffs) <= 0.002,
+              f"rank {r}: the report's exposed communication equals the kernels' "
+              f"(worst difference {max(diffs or [0]):.4f} ms over {len(mine)} iterations)")
+    pcts = [b.get("overlap_pct") for b in report["buckets"]]
+    print(f"  report overlap % per bucket: {pcts}")
+    check(partly > 0, f"bucket all-reduces partly hidden behind compute: {partly}")
+
+
+# --- NCCL's own account through the profiler plugin ---------------------------
+
+
+def check_plugin(check, db):
+    rows = db.execute("SELECT func, algo, proto, nchannels, count(*), "
+                      "count(collective_id), count(DISTINCT collective_id) "
+                      "FROM nccl_plugin_collectives GROUP BY func, algo, proto, nchannels"
+                      ).fetchall()
+    for func, algo, proto, ch, n, joined, distinct in rows:
+        print(f"  NCCL chose {func} {algo}/{proto} x{ch}: {n} calls, {joined} joined")
+    described = rows and all(a and p and (c or 0) > 0 for _, a, p, c, *_ in rows)
+    check(bool(described), "plugin collectives carry NCCL's algorithm, protocol and channels")
+    total = sum(r[4] for r in rows)
+    joined = sum(r[5] for r in rows)
+    distinct = db.execute("SELECT count(DISTINCT collective_id) FROM nccl_plugin_collectives"
+                          ).fetchone()[0]
+    ran = db.execute("SELECT count(*) FROM collectives c WHERE EXISTS (SELECT 1 FROM kernels k "
+                     "WHERE k.collective_id = c.id AND k.kind='comm')").fetchone()[0]
+    check(total > 0 and joined == total == distinct == ran,
+          f"plugin collectives joined one-to-one to the hooks' rows: {total} plugin rows, "
+          f"{joined} joined, {distinct} distinct, {ran} hook rows with a ring kernel")
+    ops = db.execute("SELECT count(*), sum(nsteps) FROM nccl_proxy_ops").fetchone()
+    steps = db.execute("SELECT count(*), sum(bytes), count(net_wait_ns) FROM nccl_proxy_steps"
+                       ).fetchone()
+    check(ops[0] > 0 and steps[0] > 0, f"proxy ops ({ops[0]}, {ops[1]} steps planned) and "
+          f"proxy steps ({steps[0]}, {steps[1]} bytes, {steps[2]} with a network wait)")
+    kch = db.execute("SELECT count(*), count(DISTINCT channel), min(gpu_stop - gpu_start), "
+                     "max(gpu_stop - gpu_start) FROM nccl_kernel_channels").fetchone()
+    print(f"  kernel channels: {kch[0]} rows over {kch[1]} channels, GPU time per channel "
+          f"{kch[2]}..{kch[3]} ns")
+
+
+# --- the late rank ------------------------------------------------------------
+
+
+def lateness(rank):
+    return max(rank.get("late_ms_median") or 0, rank.get("iteration_late_ms_median") or 0)
+
+
+def check_late_rank(check, report, slow_rank, sleep_ms):
+    """The rank that slept sleep_ms before each optimizer step is the latest,
+    its lateness within 20 % of the sleep."""
+    ranks = sorted(report["ranks"], key=lateness, reverse=True)
+    print("  lateness ms: " + ", ".join(f"rank {r['rank']} {lateness(r):.1f}" for r in ranks))
+    named = ranks and ranks[0]["rank"] == slow_rank
+    late = lateness(ranks[0]) if named else 0.0
+    check(named and abs(late - sleep_ms) <= 0.2 * sleep_ms,
+          f"rank {slow_rank}, planted {sleep_ms:g} ms late, is the latest: "
+          f"{late:.1f} ms (within 20 %)")
+
+
+# --- the tuner, its ranks started by this check --------------------------------
+
+
+def tune_ranks(build, work, nproc, backend, extra_env=None, timeout=240):
+    """`ddpscope tune` as nproc ranks under this check acting as the launcher
+    (the tuner's own --nproc gives every rank the same environment, and a rank
+    here needs its own NCCL_HOSTID); the results JSON rank 0 wrote, or None."""
+    results = os.path.join(work, f"tune-{backend}-{nproc}")
+    path = results + ".json"
+    cmd = [os.path.join(build, "ddpscope"), "tune", "--workload", "preset:resnet50",
+           "--backend", backend, "--bucket-mb", "1,25", "--iters", "5", "--warmup", "2",
+           "--results-dir", results, "--json", path]
+    print("$ " + " ".join(cmd) + f"   (x{nproc}, each under onegpu_rank.sh)")
+    codes, out = run_ranks(cmd, nproc, timeout, extra_env)
+    print("\n".join("  " + l for l in out.strip().splitlines()[-12:]))
+    ok = check_exit(codes, out)
+    if not ok or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_exit(codes, out):
+    if all(c == 0 for c in codes):
+        return True
+    for line in nccl_refusal(out)[:6]:
+        print("  NCCL: " + line)
+    return False
+
+
+def check_tuner(check, tuned, backend, nproc):
+    results = (tuned or {}).get("results", [])
+    check(len(results) == 2 and all(x["backend"] == backend and x["nranks"] == nproc and
+                                    x["iter_ms_median"] > 0 and x["comm_ms_median"] > 0
+                                    for x in results),
+          f"tune --backend {backend} timed both bucket sizes at {nproc} ranks: " +
+          ", ".join(f"{x['bucket_mb']} MB comm {x['comm_ms_median']:.2f} ms" for x in results))
+
+
+# --- one section: the DDP job at nproc ranks ------------------------------------
+
+ROOT = os.path.dirname(HERE)
+# A job sized to overlap on a GPU: wide layers, buckets of a layer or two, so
+# the first buckets' all-reduces run while backward still computes.
+GPU_SHAPE = {"layers": 6, "width": 2048, "batch": 1024, "bucket_cap_mb": 8}
+SLEEP_MS = 40.0
+
+
+def ddp_job(out, device, iters, shape, extra=()):
+    return [os.path.join(ROOT, "examples", "ddp_train.py"), "--device", device,
+            "--iters", str(iters), "--layers", str(shape["layers"]),
+            "--width", str(shape["width"]), "--batch", str(shape["batch"]),
+            "--bucket-cap-mb", str(shape["bucket_cap_mb"]), "--ddp-log", os.path.join(out, "ddp"),
+            "--params-out", os.path.join(out, "params"), *extra]
+
+
+def record_ranks(check, build, out, nproc, job, what, flags=(), timeout=300):
+    cmd = record_cmd(build, out, nproc, job, flags)
+    print("$ " + " ".join(cmd))
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return check(False, f"{what} ends within {timeout} s")
+    print("\n".join("  " + l for l in r.stdout.strip().splitlines()[-4:]))
+    if r.returncode != 0:
+        check_exit([r.returncode], r.stdout + r.stderr)
+        print("\n".join("  stderr: " + l for l in r.stderr.strip().splitlines()[-8:]))
+    return check(r.returncode == 0, f"{what} exits 0 under record at {nproc} ranks "
+                 f"(got {r.returncode})")
+
+
+def report_json(build, out):
+    path = os.path.join(out, "report.json")
+    r = subprocess.run([os.path.join(build, "ddpscope"), "report", "-q",
+                        os.path.join(out, "run.db"), "--json", path],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        print("  report: " + r.stderr.strip())
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def digests(params_dir, nproc):
+    out = []
+    for r in range(nproc):
+        with open(os.path.join(params_dir, f"params-rank{r}.json")) as f:
+            out.append(json.load(f)["sha256"])
+    return out
+
+
+def check_unperturbed(check, out, work, nproc, device, iters, shape):
+    """The same job launched plainly trains every rank to the recorded parameters."""
+    plain = os.path.join(work, f"plain-{nproc}")
+    codes, text = run_ranks([sys.executable] + ddp_job(plain, device, iters, shape), nproc, 300)
+    if not check(check_exit(codes, text), f"the job exits 0 without record at {nproc} ranks"):
+        return
+    mine, theirs = digests(os.path.join(out, "params"), nproc), digests(
+        os.path.join(plain, "params"), nproc)
+    check(len(set(mine)) == 1 and mine == theirs,
+          f"{nproc} ranks: parameters bit-identical across ranks and with the plain run "
+          f"({mine[0][:12]}.. vs {theirs[0][:12]}..)")
+
+
+def ranks_section(check, build, work, nproc, device="cuda", iters=12, shape=GPU_SHAPE):
+    """Every multi-rank check of the DDP job at nproc ranks. On a CPU (Gloo) the
+    device-independent ones only: that is how tests/gpu_check runs it."""
+    gpu = device == "cuda"
+    out = os.path.join(work, f"ddp-{nproc}")
+    if not record_ranks(check, build, out, nproc, ddp_job(out, device, iters, shape),
+                        "the DDP job"):
+        return
+    db = sqlite3.connect(os.path.join(out, "run.db"))
+    accounts = ddp_accounts(os.path.join(out, "ddp"), nproc)
+    print(f"  DDP buckets: first {accounts[0]['bucket_sizes']}, rebuilt "
+          f"{accounts[0]['rebuilt_bucket_sizes']}")
+    check_bucket_sizes(check, db, accounts, iters)
+    report = report_json(build, out)
+    if check(report is not None, "ddpscope report --json runs"):
+        sources = [d.get("buckets_from") for d in report.get("ddp", [])]
+        check(sources and all(s == "ddp" for s in sources),
+              f"buckets from DDP's own account: {sources}")
+        if gpu:
+            check_overlap(check, db, report, accounts, iters)
+    if gpu:
+        check_ring_kernels(check, db, accounts, iters)
+        check_plugin(check, db)
+    check_unperturbed(check, out, work, nproc, device, iters, shape)
+
+    slow = nproc - 1
+    late = os.path.join(work, f"late-{nproc}")
+    job = ddp_job(late, device, iters, shape, ["--sleep-ms", str(SLEEP_MS), "--sleep-rank",
+                                               str(slow)])
+    if record_ranks(check, build, late, nproc, job, f"the job with rank {slow} late"):
+        report = report_json(build, late)
+        check_late_rank(check, report or {"ranks": []}, slow, SLEEP_MS)
+
+    if gpu:
+        events = os.path.join(work, f"events-{nproc}")
+        if record_ranks(check, build, events, nproc, ddp_job(events, device, iters, shape),
+                        "the DDP job with --no-cupti", ["--no-cupti"]):
+            check_event_timing(check, sqlite3.connect(os.path.join(events, "run.db")),
+                               ddp_accounts(os.path.join(events, "ddp"), nproc), iters)
