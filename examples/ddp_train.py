@@ -40,6 +40,12 @@ def parse_args():
     p.add_argument("--sleep-ms", type=float, default=0.0,
                    help="extra compute time per step on this rank (straggler experiments)")
     p.add_argument("--sleep-rank", type=int, default=-1, help="rank that gets --sleep-ms (-1: all)")
+    p.add_argument("--stall-rank", type=int, default=-1,
+                   help="this rank stops before the backward of iteration --stall-at, for good: "
+                   "the others wait in its bucket all-reduces (a hang, for docs/hangs.md)")
+    p.add_argument("--abort-rank", type=int, default=-1,
+                   help="this rank aborts (SIGABRT) before the backward of iteration --stall-at")
+    p.add_argument("--stall-at", type=int, default=3, help="iteration of --stall-rank/--abort-rank")
     return p.parse_args()
 
 
@@ -98,7 +104,9 @@ def main():
     dist.init_process_group(backend=backend)
     rank, world = dist.get_rank(), dist.get_world_size()
     if args.device == "cuda":
-        local = int(os.environ.get("LOCAL_RANK", "0"))
+        # Ranks beyond the GPUs share them (LOCAL_RANK % device count): several
+        # NCCL ranks on one GPU, each its own NCCL_HOSTID (scripts/onegpu_rank.sh).
+        local = int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count()
         torch.cuda.set_device(local)
         device = torch.device("cuda", local)
     else:
@@ -122,6 +130,10 @@ def main():
         y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(ddp(x), y)
+        if it == args.stall_at and rank == args.stall_rank:
+            stall()
+        if it == args.stall_at and rank == args.abort_rank:
+            os.abort()
         loss.backward()
         if args.sleep_ms > 0 and args.sleep_rank in (-1, rank):
             time.sleep(args.sleep_ms / 1000.0)
@@ -155,6 +167,13 @@ def main():
             json.dump(dict(params_digest(model), rank=rank), f, indent=1)
     del model, opt
     shutdown(ddp)
+
+
+def stall():
+    """A rank stuck for good (a dead data loader, say), as a user would see it."""
+    print(f"rank {dist.get_rank()}: stalling before backward", flush=True)
+    while True:
+        time.sleep(1)
 
 
 def shutdown(ddp):

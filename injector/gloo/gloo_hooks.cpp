@@ -53,10 +53,9 @@ CommInfo* context_info(const gloo::Context* ctx) {
   return c;
 }
 
-void emit(Op op, const GlooCall& g, uint64_t t0, uint64_t t1) {
+void emit(CommEventKind kind, Op op, const GlooCall& g, uint64_t t0, uint64_t t1) {
   CommInfo* comm = context_info(g.context);
-  auto* e = reserve_event_body<CollectiveEvent>(source(), uint8_t(CommEventKind::collective),
-                                                EventClass::comm);
+  auto* e = reserve_event_body<CollectiveEvent>(source(), uint8_t(kind), EventClass::comm);
   if (!e) return;
   CollectiveEvent& c = *e;
   c.t_start = t0;
@@ -96,6 +95,8 @@ template <typename Options>
 
 // Every hook: run the real function, and record the interval around it when
 // the options can be read (gloo_layout.h). The call itself is never skipped.
+// Entering is an event of its own: a rank blocked inside the call (a peer
+// that never came) shows it in flight (comm_events.h).
 template <typename Access, typename Options>
 void intercept(int op_index, Op op, Options& opts, std::atomic<void*>& cache, const char* mangled,
                const void* caller) {
@@ -106,10 +107,12 @@ void intercept(int op_index, Op op, Options& opts, std::atomic<void*>& cache, co
   if (!capturing() || !gloo_layout::trusted(op_index, opts, reinterpret_cast<const void*>(fn)))
     return fn(opts);
   ReentrancyGuard guard;
+  const GlooCall call = Access::read(opts);  // inputs only: the same before and after
   uint64_t t0 = clock::ticks();
+  emit(CommEventKind::collective_begin, op, call, t0, t0);
   fn(opts);  // a Gloo exception propagates to the caller unrecorded, as it would without us
   uint64_t t1 = clock::ticks();
-  emit(op, Access::read(opts), t0, t1);
+  emit(CommEventKind::collective, op, call, t0, t1);
 }
 
 }  // namespace

@@ -28,8 +28,19 @@ namespace {
 BufferRegistry* g_buffers = new BufferRegistry;  // never freed: threads may outlive exit
 pid_t g_owner_pid = 0;                           // the process whose events we write
 uint32_t g_buffer_events = 65536;
-struct sigaction g_previous[2];
-constexpr int kSignals[2] = {SIGTERM, SIGINT};
+// Stopped (SIGTERM, SIGINT) or dying (an abort, a fault): the writer flushes
+// what the rings hold before the app's own handling, or the default action,
+// goes on. A rank that aborts inside a collective (Gloo's enforce calls
+// std::terminate) keeps that collective in flight and everything before it.
+constexpr int kSignals[] = {SIGTERM, SIGINT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+constexpr int kSignalCount = int(sizeof kSignals / sizeof kSignals[0]);
+struct sigaction g_previous[kSignalCount];
+
+int signal_index(int sig) {
+  for (int i = 0; i < kSignalCount; ++i)
+    if (kSignals[i] == sig) return i;
+  return 0;
+}
 
 uint32_t parse_capacity(std::string_view v) {
   unsigned long n = std::strtoul(std::string(v).c_str(), nullptr, 10);
@@ -56,12 +67,12 @@ void chain(int index, int sig, siginfo_t* info, void* uc) {
 void on_signal(int sig, siginfo_t* info, void* uc) {
   int saved = errno;
   if (getpid() == g_owner_pid) writer_flush_from_signal();
-  chain(sig == SIGTERM ? 0 : 1, sig, info, uc);
+  chain(signal_index(sig), sig, info, uc);
   errno = saved;
 }
 
 void install_signal_handlers() {
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kSignalCount; ++i) {
     struct sigaction current {};
     sigaction(kSignals[i], nullptr, &current);
     if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN)

@@ -53,6 +53,9 @@ void convert_comm_event(const Event& e, Rows& rows) {
       rows.collective(to_record(c, rows), c.timer, c.correlation);
       break;
     }
+    case CommEventKind::collective_begin:
+      rows.collective_begin(to_record(e.as<CollectiveEvent>(), rows));
+      break;
     case CommEventKind::comm_init:
       rows.comm_begin(to_record(e.as<CommInitEvent>(), rows));
       break;

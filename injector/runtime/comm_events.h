@@ -12,7 +12,10 @@
 
 namespace ddpscope::inject {
 
-enum class CommEventKind : uint8_t { collective = 1, comm_init, comm_end };
+// collective_begin: a hook entered a collective whose call runs it (Gloo); its
+// `collective` event follows when the call returns. Until then the rank file
+// lists it in flight (inflight table), so a job stuck inside it says where.
+enum class CommEventKind : uint8_t { collective = 1, comm_init, comm_end, collective_begin };
 
 constexpr uint32_t kNoTimer = UINT32_MAX;
 

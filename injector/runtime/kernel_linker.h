@@ -38,6 +38,12 @@ class KernelLinker {
   void take(bool final, std::vector<LinkedGroup>& done, std::vector<KernelRecord>& unlinked);
 
   size_t pending() const { return pending_.size(); }
+  // Each collective still waiting for its GPU work (enqueued, not known done).
+  template <typename Fn>
+  void for_each_pending(Fn&& fn) const {
+    for (const auto& [_, p] : pending_)
+      for (const auto& c : p.group.collectives) fn(c);
+  }
 
  private:
   struct Pending {

@@ -55,6 +55,7 @@ void RankFile::convert(const Event& e) {
 
 // The rank is filled in at write time: it may not be known yet.
 void RankFile::collective(const CollectiveRecord& r, uint32_t timer, uint32_t correlation) {
+  entered_.erase({r.tid, r.comm_id, r.seq});
   if (correlation != 0 && device_tracer())
     linker_.add_collective(r, correlation);
   else if (timer != kNoTimer)
@@ -63,7 +64,45 @@ void RankFile::collective(const CollectiveRecord& r, uint32_t timer, uint32_t co
     ready_.push_back(r);
 }
 
+void RankFile::collective_begin(const CollectiveRecord& r) {
+  entered_[{r.tid, r.comm_id, r.seq}] = r;
+}
+
 void RankFile::comm_begin(const CommRecord& r) { comms_.push_back(r); }
+
+namespace {
+
+InflightRecord inflight_of(const CollectiveRecord& c, InflightState state, int64_t now) {
+  InflightRecord r;
+  r.comm_id = c.comm_id;
+  r.comm_rank = c.comm_rank;
+  r.nranks = c.nranks;
+  r.seq = c.seq;
+  r.op = c.op;
+  r.dtype = c.dtype;
+  r.count = c.count;
+  r.bytes = c.bytes;
+  r.tid = c.tid;
+  r.host_start_ns = c.host_start_ns;
+  r.seen_ns = now;
+  r.state = state;
+  return r;
+}
+
+}  // namespace
+
+// Entered and not returned (Gloo: running in the call), or returned with the
+// GPU work not known done (NCCL: a pending device timer or kernel link).
+std::vector<InflightRecord> RankFile::inflight() const {
+  std::vector<InflightRecord> out;
+  int64_t now = clock::monotonic_ns();
+  for (const auto& [_, c] : entered_) out.push_back(inflight_of(c, InflightState::running, now));
+  for (const auto& t : timed_) out.push_back(inflight_of(t.record, InflightState::enqueued, now));
+  linker_.for_each_pending([&](const CollectiveRecord& c) {
+    out.push_back(inflight_of(c, InflightState::enqueued, now));
+  });
+  return out;
+}
 
 void RankFile::comm_end(const CommEndEvent& e) {
   CommEndEvent end = e;
@@ -204,6 +243,10 @@ void RankFile::write() {
     write_rows(g.kernels);
   }
   write_rows(kernels_);
+  auto pending = inflight();
+  for (auto& r : pending) r.rank = id_.rank;
+  writer_->replace_inflight(pending);
+  inflight_written_ = !pending.empty();
   write_counts();
   writer_->put_meta("event_rings", std::to_string(buffers_->size()));
   if (device_tracer()) {
@@ -254,7 +297,8 @@ void RankFile::flush(bool final) {
   resolve_timers(final);
   collect_activities(final);
   bool have_events = !ready_.empty() || !comms_.empty() || !ends_.empty() || !staged_empty() ||
-                     !linked_.empty() || !kernels_.empty();
+                     !linked_.empty() || !kernels_.empty() || inflight_written_ ||
+                     !entered_.empty() || !timed_.empty() || linker_.pending() > 0;
   if (!failed_ && (writer_ || have_events)) {
     if (!writer_ && !open()) {
       stop_recording();

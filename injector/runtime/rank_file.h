@@ -4,8 +4,10 @@
 // kernels), and each flush commits in one transaction.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "injector/runtime/comm_events.h"
@@ -33,6 +35,7 @@ class RankFile : public Rows {
 
   // Rows: the communication pipeline.
   void collective(const CollectiveRecord& r, uint32_t timer, uint32_t correlation) override;
+  void collective_begin(const CollectiveRecord& r) override;
   void comm_begin(const CommRecord& r) override;
   void comm_end(const CommEndEvent& e) override;
   int64_t to_ns(uint64_t ticks) const override { return ticks_.to_ns(ticks); }
@@ -46,6 +49,7 @@ class RankFile : public Rows {
   void resolve_timers(bool final);
   void collect_activities(bool final);
   void write_collective(CollectiveRecord& c);
+  std::vector<InflightRecord> inflight() const;
   void write_resolutions();
   void write_counts();
   template <typename Record>
@@ -65,6 +69,9 @@ class RankFile : public Rows {
   std::vector<CommEndEvent> ends_;  // times already in ns
   std::vector<CollectiveRecord> ready_;
   std::vector<Timed> timed_;
+  // Collectives entered and not returned (Gloo), by (thread, communicator, seq).
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, CollectiveRecord> entered_;
+  bool inflight_written_ = false;  // the file lists some: the next flush must update it
   // GPU activities (CUPTI), when tracing runs.
   KernelLinker linker_;
   ActivityBatch batch_;

@@ -28,6 +28,8 @@ class Rows {
     staged<Record>().rows.push_back(std::move(r));
   }
   virtual void collective(const CollectiveRecord& r, uint32_t timer, uint32_t correlation) = 0;
+  // A collective entered and not yet returned (CommEventKind::collective_begin).
+  virtual void collective_begin(const CollectiveRecord& r) = 0;
   virtual void comm_begin(const CommRecord& r) = 0;
   virtual void comm_end(const CommEndEvent& e) = 0;  // e.t in ticks
   virtual int64_t to_ns(uint64_t ticks) const = 0;

@@ -41,6 +41,28 @@ struct CollectiveRecord {
   Timing timing = Timing::none;
 };
 
+// A collective a rank entered that had not completed when its file was last
+// written: Gloo's call still running on its thread, or NCCL's call returned
+// with its kernel not yet done. Rewritten at every flush (schema v5), so a job
+// stopped inside a collective keeps which one (docs/hangs.md).
+enum class InflightState : uint8_t { running, enqueued };
+
+struct InflightRecord {
+  int32_t rank = 0;
+  uint64_t comm_id = 0;
+  int32_t comm_rank = -1;
+  int32_t nranks = 0;
+  uint64_t seq = 0;
+  Op op = Op::allreduce;
+  Dtype dtype = Dtype::unknown;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint32_t tid = 0;
+  int64_t host_start_ns = kNoTime;  // the call began
+  int64_t seen_ns = kNoTime;        // the flush that last found it not completed
+  InflightState state = InflightState::running;
+};
+
 // How a communicator came to be known.
 // nccl_plugin: known only from NCCL's profiler plugin (no hook saw it: a
 // statically linked NCCL); the merge adds it.

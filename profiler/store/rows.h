@@ -18,6 +18,7 @@ namespace ddpscope::store {
 DDPSCOPE_ROW(ProcessRecord);               // rows_run.cpp
 DDPSCOPE_ROW(CommRecord);                  // rows_run.cpp
 DDPSCOPE_ROW(CollectiveRecord);            // rows_run.cpp
+DDPSCOPE_ROW(InflightRecord);              // rows_inflight.cpp
 DDPSCOPE_ROW(KernelRecord);                // rows_gpu.cpp
 DDPSCOPE_ROW(RangeRecord);                 // rows_gpu.cpp
 DDPSCOPE_ROW(SyncRecord);                  // rows_gpu.cpp

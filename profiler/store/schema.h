@@ -1,4 +1,4 @@
-// SQLite schema (now v4) of ddpscope databases (documented column by column in
+// SQLite schema (now v5) of ddpscope databases (documented column by column in
 // docs/schema.md). Rank files and merged run databases share it; the meta key
 // `timeline` tells them apart.
 #pragma once
@@ -18,7 +18,9 @@ constexpr int kApplicationId = 0x44445053;
 // files still read, without them. v4 added nccl_kernel_channels and, to the
 // plugin's tables, the keys that join them to `collectives` and `comms`
 // (comm_rank, coll_key, collective_id, comm_id); older files read them as NULL.
-constexpr int kSchemaVersion = 4;
+// v5 added inflight (collectives entered and not completed); older files read
+// as having none.
+constexpr int kSchemaVersion = 5;
 
 // Creates every table of the current schema in an empty database and stamps it.
 void create_schema(Connection& conn);

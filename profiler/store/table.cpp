@@ -29,6 +29,7 @@ std::span<const TableSpec* const> tables() {
       &Row<ProcessRecord>::table(),
       &Row<CommRecord>::table(),
       &Row<CollectiveRecord>::table(),
+      &Row<InflightRecord>::table(),
       &Row<KernelRecord>::table(),
       &Row<RangeRecord>::table(),
       &Row<SyncRecord>::table(),

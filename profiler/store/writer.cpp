@@ -81,6 +81,12 @@ void RankWriter::end_comm(int32_t rank, uint64_t comm_id, int32_t comm_rank, int
   s.run();
 }
 
+void RankWriter::replace_inflight(const std::vector<InflightRecord>& rows) {
+  flush_pending();
+  conn_->exec("DELETE FROM inflight");
+  for (const auto& r : rows) add(r);
+}
+
 void RankWriter::put_meta(const std::string& key, const std::string& value) {
   auto& s = *meta_;
   s.bind_text(1, key);

@@ -31,6 +31,8 @@ class RankWriter {
   void add(const Record& r);
   void end_comm(int32_t rank, uint64_t comm_id, int32_t comm_rank, int64_t ended_ns, CommEnd how);
   void put(const ProcessRecord& p) { add(p); }  // the table replaces the process row
+  // The rank's collectives in flight now, in place of those of the last flush.
+  void replace_inflight(const std::vector<InflightRecord>& rows);
   void put_meta(const std::string& key, const std::string& value);
   // The journal mode chosen for this file: "wal", or "delete" on a network FS.
   const std::string& journal() const { return journal_; }

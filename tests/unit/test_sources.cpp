@@ -33,9 +33,11 @@ void convert_mark(const Event& e, Rows& rows) {
 struct TestRows : Rows {
   std::vector<CollectiveRecord> collectives;
   std::vector<CommRecord> comms;
+  std::vector<CollectiveRecord> entered;
   void collective(const CollectiveRecord& r, uint32_t, uint32_t) override {
     collectives.push_back(r);
   }
+  void collective_begin(const CollectiveRecord& r) override { entered.push_back(r); }
   void comm_begin(const CommRecord& r) override { comms.push_back(r); }
   void comm_end(const CommEndEvent&) override {}
   int64_t to_ns(uint64_t ticks) const override { return int64_t(ticks / 2); }
