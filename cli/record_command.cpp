@@ -2,6 +2,7 @@
 //  [--no-python-hook] [--no-nccl-plugin] -- CMD...`
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <ctime>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "profiler/core/rank_launcher.h"
 #include "profiler/store/completion.h"
 #include "profiler/store/merge.h"
+#include "profiler/store/rank_exits.h"
 
 namespace fs = std::filesystem;
 
@@ -128,15 +130,21 @@ bool prepare_output_dir(const std::string& dir) {
 
 // Merges once every rank of the job has finished its file, on whichever host
 // sees that first (profiler/store/completion.h); other hosts say where things
-// stand.
-void merge_recording(const std::string& dir) {
+// stand. With --nproc every rank was ours and has ended: what exists is all
+// there will be, so it is merged, and the ranks without a file named.
+void merge_recording(const std::string& dir, int nproc) {
   auto done = store::check_completion(dir, this_host());
   if (done.files.empty()) {
     std::cerr
         << "ddpscope: nothing recorded (the command made no NCCL, Gloo, CUDA wait or NVTX calls)\n";
     return;
   }
-  if (!done.complete) {
+  if (nproc > 0) {
+    done.files = store::find_rank_files(dir);
+    if (auto missing = store::ranks_without_file(dir, nproc); !missing.empty())
+      std::cerr << "ddpscope: no file from rank" << (missing.size() > 1 ? "s " : " ")
+                << store::rank_list(missing) << " of " << nproc << "; merging the others\n";
+  } else if (!done.complete) {
     std::cerr << "ddpscope: " << done.ranks << " of " << done.world_size << " ranks recorded in "
               << dir
               << (done.unfinished ? ", " + std::to_string(done.unfinished) + " still writing" : "")
@@ -151,7 +159,7 @@ void merge_recording(const std::string& dir) {
   std::string out = (fs::path(dir) / "run.db").string();
   const auto& files = done.files;
   try {
-    auto s = store::merge_rank_files(files, out);
+    auto s = store::merge_rank_files(files, out, store::read_rank_exits(dir));
     std::cerr << "ddpscope: recorded " << s.ranks << (s.ranks == 1 ? " rank, " : " ranks, ")
               << s.collectives << " collectives -> " << out;
     if (s.dropped_events) std::cerr << " (" << s.dropped_events << " events dropped)";
@@ -197,8 +205,14 @@ int run_record(RecordArgs& a) {
     if (!a.no_nccl_plugin)
       attach_tool(spec, "NCCL_PROFILER_PLUGIN", injector, "NCCL's algorithm and protocol choices");
   }
-  int status = core::launch_and_wait(spec);
-  if (recording) merge_recording(a.out_dir);
+  std::vector<RankExitRecord> ends;
+  int status = core::launch_and_wait(spec, &ends);
+  if (recording && a.nproc > 0) try {
+      store::write_rank_exits(a.out_dir, ends);
+    } catch (const std::exception& e) {
+      std::cerr << "ddpscope: cannot keep how the ranks ended: " << e.what() << "\n";
+    }
+  if (recording) merge_recording(a.out_dir, a.nproc);
   return status;
 }
 

@@ -45,7 +45,13 @@ def parse_args():
                    "the others wait in its bucket all-reduces (a hang, for docs/hangs.md)")
     p.add_argument("--abort-rank", type=int, default=-1,
                    help="this rank aborts (SIGABRT) before the backward of iteration --stall-at")
-    p.add_argument("--stall-at", type=int, default=3, help="iteration of --stall-rank/--abort-rank")
+    p.add_argument("--raise-rank", type=int, default=-1,
+                   help="this rank raises an exception before the backward of iteration --stall-at")
+    p.add_argument("--mismatch-rank", type=int, default=-1,
+                   help="at iteration --stall-at every rank all-reduces a tensor of 4 elements, "
+                   "this one of 7 (a desync)")
+    p.add_argument("--stall-at", type=int, default=3,
+                   help="iteration of --stall-rank, --abort-rank, --raise-rank, --mismatch-rank")
     return p.parse_args()
 
 
@@ -134,6 +140,10 @@ def main():
             stall()
         if it == args.stall_at and rank == args.abort_rank:
             os.abort()
+        if it == args.stall_at and rank == args.raise_rank:
+            raise RuntimeError(f"rank {rank}: a bad batch at iteration {it}")
+        if it == args.stall_at and args.mismatch_rank >= 0:
+            dist.all_reduce(torch.ones(7 if rank == args.mismatch_rank else 4, device=device))
         loss.backward()
         if args.sleep_ms > 0 and args.sleep_rank in (-1, rank):
             time.sleep(args.sleep_ms / 1000.0)

@@ -122,7 +122,57 @@ Json to_json(const RankStats& r) {
           {"collectives", r.collectives},
           {"dropped_events", r.dropped_events},
           {"iterations", r.iterations},
-          {"shadow_iterations", r.shadow_iterations}};
+          {"shadow_iterations", r.shadow_iterations},
+          {"exit_code", r.exit_code >= 0 ? Json(r.exit_code) : Json()},
+          {"signal", r.signal > 0 ? Json(r.signal) : Json()},
+          {"finalized", r.finalized}};
+}
+
+Json index_or_null(int i) { return i >= 0 ? Json(i) : Json(); }
+
+Json to_json(const MissingRank& m) {
+  Json last;
+  if (m.last_seq >= 0)
+    last = {{"seq", m.last_seq},
+            {"op", text(name_of(m.last_op))},
+            {"bytes", m.last_bytes},
+            {"bucket", index_or_null(m.last_bucket)}};
+  return {{"rank", m.rank},
+          {"last_completed", last},
+          {"exit_code", m.exit_code >= 0 ? Json(m.exit_code) : Json()},
+          {"signal", m.signal > 0 ? Json(m.signal) : Json()},
+          {"ended", m.ended}};
+}
+
+Json to_json(const Hang& h) {
+  Json missing = Json::array();
+  for (const auto& m : h.missing) missing.push_back(to_json(m));
+  return {{"comm", std::to_string(h.comm_id)},
+          {"nranks", h.nranks},
+          {"seq", h.seq},
+          {"op", text(name_of(h.op))},
+          {"dtype", text(name_of(h.dtype))},
+          {"count", h.count},
+          {"bytes", h.bytes},
+          {"bucket", index_or_null(h.bucket)},
+          {"iteration", index_or_null(h.iteration)},
+          {"state", h.state.empty() ? Json() : Json(h.state)},
+          {"waiting_ranks", h.waiting_ranks},
+          {"missing_ranks", h.missing_ranks},
+          {"completed_ranks", h.completed_ranks},
+          {"waiting_since_s", num(h.waiting_since_s)},
+          {"waited_s", num(h.waited_s)},
+          {"missing", missing}};
+}
+
+Json to_json(const Mismatch& m) {
+  Json shapes = Json::array();
+  for (const auto& s : m.shapes)
+    shapes.push_back({{"ranks", s.ranks},
+                      {"op", text(name_of(s.op))},
+                      {"dtype", text(name_of(s.dtype))},
+                      {"count", s.count}});
+  return {{"comm", std::to_string(m.comm_id)}, {"seq", m.seq}, {"shapes", shapes}};
 }
 
 Json to_json(const DdpInstanceSummary& d) {
@@ -197,6 +247,8 @@ Json report(const RunAnalysis& run) {
   j["iteration_list"] = array_of(run.iteration_list);
   j["timeline"] = array_of(run.timeline);
   j["lateness"] = lateness(run);
+  j["hangs"] = array_of(run.hangs);
+  j["mismatches"] = array_of(run.mismatches);
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/text_hangs.h"
 #include "reports/text_summary.h"
 
 namespace ddpscope::reports {
@@ -148,6 +149,7 @@ void print_recommendations(const analysis::RunAnalysis& run, std::ostream& out) 
 }  // namespace
 
 void print_analysis(const analysis::RunAnalysis& run, std::ostream& out) {
+  print_hangs(run, out);
   print_iterations(run, out);
   print_ddp(run, out);
   print_buckets(run, out);

@@ -232,6 +232,7 @@ void RankFile::write() {
   p.rank_source = id_.rank_source;
   p.start_ns = g_load_ns;
   p.end_ns = clock::monotonic_ns();
+  p.finalized = final_ ? 1 : 0;
 
   writer_->begin();
   write_rows(comms_);
@@ -288,6 +289,7 @@ void RankFile::write_collective(CollectiveRecord& c) {
 }
 
 void RankFile::flush(bool final) {
+  final_ = final;
   ticks_.calibrate();
   for (int i = 0; i < buffers_->size(); ++i) {
     ThreadBuffer* b = buffers_->at(i);

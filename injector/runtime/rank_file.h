@@ -65,6 +65,7 @@ class RankFile : public Rows {
   Identity id_;
   std::unique_ptr<store::RankWriter> writer_;
   bool failed_ = false;
+  bool final_ = false;  // the flush under way is the last (processes.finalized)
   std::vector<CommRecord> comms_;
   std::vector<CommEndEvent> ends_;  // times already in ns
   std::vector<CollectiveRecord> ready_;

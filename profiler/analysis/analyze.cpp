@@ -7,6 +7,7 @@
 #include <span>
 
 #include "profiler/analysis/ddp_account.h"
+#include "profiler/analysis/hangs.h"
 #include "profiler/analysis/kernel_overlap.h"
 #include "profiler/analysis/nccl_choices.h"
 #include "profiler/analysis/op_summary.h"
@@ -19,6 +20,21 @@
 
 namespace ddpscope::analysis {
 namespace {
+
+// How each rank ended: the launcher's account where `record --nproc` kept
+// one, and whether the rank's writer made its final flush.
+void rank_endings(RunAnalysis& run, store::RunReader& reader,
+                  const std::vector<ProcessRecord>& procs) {
+  std::map<int, RankExitRecord> exits;
+  for (const auto& e : reader.rows<RankExitRecord>()) exits[e.rank] = e;
+  std::map<int, bool> finalized;
+  for (const auto& p : procs) finalized[p.rank] = p.finalized != 0;
+  for (auto& r : run.ranks) {
+    r.finalized = finalized[r.rank];
+    if (auto e = exits.find(r.rank); e != exits.end())
+      r.exit_code = e->second.exit_code, r.signal = e->second.signal;
+  }
+}
 
 Call to_call(const CollectiveRecord& c) {
   Call x;
@@ -346,11 +362,14 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   size_classes(calls, run);
   run.nccl_choices = nccl_choice_stats(calls, choices);
   rank_summary(run, calls, procs, views);
+  rank_endings(run, reader, procs);
   rank_iterations(run, views);
   rank_kernel_overlap(run, reader, views, std::move(device_spans));
   run.ddp = ddp_instances(accounts, views);
   run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);
+  run.hangs = find_hangs(reader, calls, run.ranks, run.world_size, origin);
+  run.mismatches = find_mismatches(reader);
   run.recommendations = recommend(run);
   core::progress::finish();
   return run;

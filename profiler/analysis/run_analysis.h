@@ -99,6 +99,59 @@ struct RankStats {
   // (HTA's comm/comp overlap, kernel_overlap.h); NaN without device-timed
   // communication.
   double kernel_overlap_pct = NAN;
+  // How the rank ended: the launcher's account (`record --nproc`), -1 / 0
+  // where unknown; and whether its writer made its final flush (the process
+  // exited normally) — what a rank file alone can tell under any launcher.
+  int exit_code = -1;
+  int signal = 0;
+  bool finalized = false;
+};
+
+// A rank that never entered a collective the others are waiting in: the last
+// collective it completed on that communicator, and how it ended.
+struct MissingRank {
+  int rank = 0;
+  int64_t last_seq = -1;  // -1: it completed none there
+  Op last_op = Op::allreduce;
+  uint64_t last_bytes = 0;
+  int last_bucket = -1;  // DDP's bucket index, -1: not a bucket
+  int exit_code = -1;    // -1 / 0: unknown (see RankStats)
+  int signal = 0;
+  // "exited with status 1", "killed by signal 9 (SIGKILL)", "still running",
+  // "left no rank file", "its file ends before it finished"
+  std::string ended;
+};
+
+// Where a job stopped, per communicator: the first collective (lowest
+// sequence number) that not every member completed (docs/hangs.md).
+struct Hang {
+  uint64_t comm_id = 0;
+  int nranks = 0;
+  uint64_t seq = 0;
+  Op op = Op::allreduce;
+  Dtype dtype = Dtype::unknown;
+  uint64_t count = 0, bytes = 0;
+  int bucket = -1;     // DDP's bucket index from DDP's own account; -1: not a bucket
+  int iteration = -1;  // the waiting ranks' iteration (backward pass) it belongs to
+  std::string state;   // "running" (inside the call) or "enqueued" (GPU work not done)
+  std::vector<int> waiting_ranks, missing_ranks, completed_ranks;
+  double waiting_since_s = 0;  // from the run's first collective to the first wait
+  double waited_s = 0;         // the longest wait, to the last flush that saw it
+  std::vector<MissingRank> missing;
+};
+
+// The same sequence number on one communicator with a different op, dtype or
+// element count on some ranks: ranks that called different collectives.
+struct Mismatch {
+  uint64_t comm_id = 0;
+  uint64_t seq = 0;
+  struct Shape {
+    std::vector<int> ranks;
+    Op op = Op::allreduce;
+    Dtype dtype = Dtype::unknown;
+    uint64_t count = 0;
+  };
+  std::vector<Shape> shapes;
 };
 
 // How far behind a rank runs: the larger of its median collective lateness and
@@ -184,6 +237,8 @@ struct RunAnalysis {
   std::vector<TimelineSpan> timeline;
   // lateness[r][i]: ms rank r entered iteration i (its first bucket) late.
   std::vector<std::vector<double>> lateness;
+  std::vector<Hang> hangs;  // empty: every collective every member entered completed
+  std::vector<Mismatch> mismatches;
 };
 
 }  // namespace ddpscope::analysis

@@ -16,6 +16,7 @@ namespace ddpscope::core {
 namespace {
 
 std::vector<pid_t> g_children;
+std::vector<RankExitRecord> g_ends;  // by rank, as each is reaped
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 struct sigaction g_callers[NSIG];  // the handlers installed before ours
 
@@ -70,6 +71,18 @@ void install_forwarding() {
   _exit(127);
 }
 
+// Which rank `pid` was; -1 if not one of ours. Its slot is marked reaped.
+int reap(pid_t pid, int status) {
+  for (size_t r = 0; r < g_children.size(); ++r)
+    if (g_children[r] == pid) {
+      g_children[r] = -1;
+      if (WIFEXITED(status)) g_ends[r].exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) g_ends[r].signal = WTERMSIG(status);
+      return int(r);
+    }
+  return -1;
+}
+
 int status_code(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -85,22 +98,25 @@ void stop_remaining(size_t live) {
     int status;
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid > 0) {
-      for (auto& c : g_children)
-        if (c == pid) c = -1, --live;
+      if (reap(pid, status) >= 0) --live;
       continue;
     }
     usleep(50000);
   }
   for (pid_t pid : g_children)
     if (pid > 0) kill(pid, SIGKILL);
-  while (wait(nullptr) > 0) {
-  }
+  int status;
+  for (pid_t pid; (pid = wait(&status)) > 0;) reap(pid, status);
 }
 
 }  // namespace
 
-int launch_and_wait(const LaunchSpec& spec) {
+int launch_and_wait(const LaunchSpec& spec, std::vector<RankExitRecord>* ends) {
   int ranks = spec.nproc > 0 ? spec.nproc : 1;
+  g_children.clear();
+  g_children.reserve(size_t(ranks));  // no reallocation under the forwarding handler
+  g_ends.assign(size_t(ranks), RankExitRecord{});
+  for (int r = 0; r < ranks; ++r) g_ends[size_t(r)].rank = r;
   install_forwarding();
   fflush(nullptr);
   for (int r = 0; r < ranks; ++r) {
@@ -109,6 +125,7 @@ int launch_and_wait(const LaunchSpec& spec) {
     if (pid < 0) {
       fprintf(stderr, "ddpscope: cannot start rank %d: %s\n", r, strerror(errno));
       stop_remaining(g_children.size());
+      if (ends) *ends = g_ends;
       return 127;
     }
     g_children.push_back(pid);
@@ -122,10 +139,7 @@ int launch_and_wait(const LaunchSpec& spec) {
       if (errno == EINTR) continue;
       break;
     }
-    bool ours = false;
-    for (auto& c : g_children)
-      if (c == pid) c = -1, ours = true;
-    if (!ours) continue;
+    if (reap(pid, status) < 0) continue;
     --live;
     int code = status_code(status);
     if (code != 0 && result == 0) {
@@ -136,6 +150,7 @@ int launch_and_wait(const LaunchSpec& spec) {
       }
     }
   }
+  if (ends) *ends = g_ends;
   return result;
 }
 

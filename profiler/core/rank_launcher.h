@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/core/records.h"
+
 namespace ddpscope::core {
 
 // Local ranks one launch may start (`record --nproc`, `tune --nproc`): far
@@ -28,8 +30,9 @@ struct LaunchSpec {
 // own; with nproc, the first non-zero rank status (the other ranks are then
 // stopped, as torchrun does); 128+N for death by signal N; 127 if it can't start.
 // A signal handler the caller installed before still runs, after the signal is
-// passed on to the command.
-int launch_and_wait(const LaunchSpec& spec);
+// passed on to the command. `ends`, if given, gets how each rank ended (in
+// rank order; the command run once is rank 0).
+int launch_and_wait(const LaunchSpec& spec, std::vector<RankExitRecord>* ends = nullptr);
 
 // A TCP port on 127.0.0.1 that was free a moment ago (for MASTER_PORT).
 int free_port();

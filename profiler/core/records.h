@@ -104,6 +104,18 @@ struct ProcessRecord {
   std::string rank_source;  // which variable (or fallback) gave the rank
   int64_t start_ns = kNoTime;
   int64_t end_ns = kNoTime;
+  // 1: the rank's writer made its final flush (the process exited through
+  // exit(), or finalized otherwise); 0: its file ends at an earlier flush (it
+  // was killed, aborted, or is still running). Schema v5.
+  int32_t finalized = 0;
+};
+
+// How a rank that `record --nproc` started ended (schema v5, run databases
+// only): its exit status, or the signal that killed it; -1 / 0 where unknown.
+struct RankExitRecord {
+  int32_t rank = 0;
+  int32_t exit_code = -1;
+  int32_t signal = 0;
 };
 
 // What a GPU activity was, as the kernels table names it (docs/schema.md).

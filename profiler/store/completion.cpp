@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <set>
 
 #include "profiler/core/shared_fs.h"
@@ -60,6 +61,20 @@ bool holds_finished_rank_file(const std::string& dir, const std::string& this_ho
     if (finished(f, this_host, world, rank)) return true;
   }
   return false;
+}
+
+std::vector<int> ranks_without_file(const std::string& dir, int nproc) {
+  std::error_code ec;
+  std::vector<int> out;
+  for (int r = 0; r < nproc; ++r)
+    if (!std::filesystem::exists(dir + "/rank-" + std::to_string(r) + ".db", ec)) out.push_back(r);
+  return out;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string s;
+  for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
 }
 
 bool claim_merge(const std::string& dir) { return core::claim_file(dir + "/.merge-claim"); }

@@ -34,6 +34,12 @@ Completion check_completion(const std::string& dir, const std::string& this_host
 // ranks of the same job.
 bool holds_finished_rank_file(const std::string& dir, const std::string& this_host);
 
+// The ranks of 0..nproc-1 with no rank-<R>.db in `dir` (they died before
+// their first flush, or made no call ddpscope records).
+std::vector<int> ranks_without_file(const std::string& dir, int nproc);
+// "0, 2, 5"
+std::string rank_list(const std::vector<int>& ranks);
+
 // True for the one caller that creates DIR/.merge-claim.
 bool claim_merge(const std::string& dir);
 

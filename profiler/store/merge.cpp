@@ -11,6 +11,7 @@
 #include "profiler/core/progress.h"
 #include "profiler/store/nccl_join.h"
 #include "profiler/store/reader.h"
+#include "profiler/store/rows.h"
 #include "profiler/store/schema.h"
 #include "profiler/store/table.h"
 
@@ -85,6 +86,17 @@ void write_meta(Connection& out, const std::vector<Input>& inputs) {
   tx.commit();
 }
 
+// The launcher's account of how each rank ended (rank_exits.h).
+void write_exits(Connection& out, const std::vector<RankExitRecord>& exits) {
+  Transaction tx(out);
+  Statement st(out, insert_sql(Row<RankExitRecord>::table(), 1));
+  for (const auto& e : exits) {
+    Row<RankExitRecord>::bind(st, 0, e);
+    st.run();
+  }
+  tx.commit();
+}
+
 }  // namespace
 
 std::vector<std::string> find_rank_files(const std::string& dir) {
@@ -100,7 +112,8 @@ std::vector<std::string> find_rank_files(const std::string& dir) {
   return files;
 }
 
-MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::string& out_path) {
+MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::string& out_path,
+                              const std::vector<RankExitRecord>& exits) {
   if (paths.empty()) throw InputError(out_path, "nothing to merge: no rank files given");
   std::vector<Input> inputs;
   std::map<int, std::string> seen;
@@ -121,6 +134,7 @@ MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::
       out.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
       create_schema(out);
       write_meta(out, inputs);
+      write_exits(out, exits);
       for (size_t i = 0; i < inputs.size(); ++i) {
         copy_rank(out, inputs[i]);
         summary.dropped_events += inputs[i].process.dropped_events;

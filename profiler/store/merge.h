@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/core/records.h"
+
 namespace ddpscope::store {
 
 struct MergeSummary {
@@ -19,7 +21,9 @@ struct MergeSummary {
 std::vector<std::string> find_rank_files(const std::string& dir);
 
 // Validates every input (InputError naming the bad file), then writes `out_path`
-// through a temporary file renamed into place.
-MergeSummary merge_rank_files(const std::vector<std::string>& inputs, const std::string& out_path);
+// through a temporary file renamed into place, with `exits` (how the launcher
+// saw each rank end, rank_exits.h) in its rank_exits table.
+MergeSummary merge_rank_files(const std::vector<std::string>& inputs, const std::string& out_path,
+                              const std::vector<RankExitRecord>& exits = {});
 
 }  // namespace ddpscope::store

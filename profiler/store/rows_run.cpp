@@ -15,7 +15,11 @@ constexpr Column kProcessColumns[] = {{"rank", "INTEGER PRIMARY KEY"},
                                       {"dropped_events", "INTEGER"},
                                       {"rank_source", "TEXT"},
                                       {"start_ns", "INTEGER"},
-                                      {"end_ns", "INTEGER"}};
+                                      {"end_ns", "INTEGER"},
+                                      {"finalized", "INTEGER", false, 5}};
+
+constexpr Column kRankExitColumns[] = {
+    {"rank", "INTEGER PRIMARY KEY"}, {"exit_code", "INTEGER"}, {"signal", "INTEGER"}};
 
 constexpr Column kCommColumns[] = {
     {"rank", "INTEGER"},           {"comm_id", "INTEGER"}, {"comm_rank", "INTEGER"},
@@ -66,6 +70,7 @@ void Row<ProcessRecord>::bind(Statement& s, int b, const ProcessRecord& p) {
   s.bind_text(b + 10, p.rank_source);
   s.bind_time(b + 11, p.start_ns);
   s.bind_time(b + 12, p.end_ns);
+  s.bind(b + 13, int64_t(p.finalized));
 }
 
 ProcessRecord Row<ProcessRecord>::read(const Statement& s) {
@@ -82,7 +87,35 @@ ProcessRecord Row<ProcessRecord>::read(const Statement& s) {
   p.rank_source = s.text(9);
   p.start_ns = s.time(10);
   p.end_ns = s.time(11);
+  p.finalized = int32_t(s.int64(12));
   return p;
+}
+
+const TableSpec& Row<RankExitRecord>::table() {
+  // Written into run databases by `record --nproc` (the launcher's account),
+  // not by the ranks: the merge does not copy it from rank files.
+  static const TableSpec t{"rank_exits", kRankExitColumns, "", "", "INSERT OR REPLACE", false, 5};
+  return t;
+}
+
+void Row<RankExitRecord>::bind(Statement& s, int b, const RankExitRecord& r) {
+  s.bind(b + 1, int64_t(r.rank));
+  if (r.exit_code >= 0)
+    s.bind(b + 2, int64_t(r.exit_code));
+  else
+    s.bind_null(b + 2);
+  if (r.signal > 0)
+    s.bind(b + 3, int64_t(r.signal));
+  else
+    s.bind_null(b + 3);
+}
+
+RankExitRecord Row<RankExitRecord>::read(const Statement& s) {
+  RankExitRecord r;
+  r.rank = int32_t(s.int64(0));
+  r.exit_code = s.is_null(1) ? -1 : int32_t(s.int64(1));
+  r.signal = s.is_null(2) ? 0 : int32_t(s.int64(2));
+  return r;
 }
 
 const TableSpec& Row<CommRecord>::table() {

@@ -30,6 +30,7 @@ std::span<const TableSpec* const> tables() {
       &Row<CommRecord>::table(),
       &Row<CollectiveRecord>::table(),
       &Row<InflightRecord>::table(),
+      &Row<RankExitRecord>::table(),
       &Row<KernelRecord>::table(),
       &Row<RangeRecord>::table(),
       &Row<SyncRecord>::table(),

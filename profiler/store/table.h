@@ -30,7 +30,7 @@ struct TableSpec {
   const char* constraints = "";  // appended to the column list, e.g. a primary key
   const char* indexes = "";      // CREATE INDEX statements, built after bulk writes
   const char* insert_verb = "INSERT";
-  bool per_rank = true;  // copied from rank files by the merge (tuner tables are not)
+  bool per_rank = true;   // copied from rank files by the merge (tuner tables are not)
   int since_version = 1;  // the schema version that added it: older files lack it
 };
 

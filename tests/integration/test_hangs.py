@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A job that hangs or dies keeps, in its rank files, where it stopped.
+"""A job that hangs, dies or desyncs: its rank files keep where it stopped,
+and `report` says which rank, which collective, which bucket.
 
 Real 3-rank Gloo DDP jobs (examples/ddp_train.py) under `ddpscope record`:
 
@@ -10,13 +11,21 @@ Real 3-rank Gloo DDP jobs (examples/ddp_train.py) under `ddpscope record`:
   (Ctrl-C). Both waiting ranks' files (and the merged run.db) list the same
   all-reduces in flight, the first of them of the bytes of DDP's first bucket;
   rank 2 lists none, and its last completed all-reduce is an earlier
-  iteration's.
+  iteration's. The report's hangs[] names the waiting ranks, the missing
+  one (killed by SIGINT), DDP's bucket 0 of iteration 3 and its bytes.
 - Abort: rank 2 aborts (SIGABRT, as Gloo's enforce does through
   std::terminate) before the backward of iteration 3. Its file is there and
   readable, with the collectives of the iterations before, and the run merged.
+- Raise: rank 2 raises before the backward of iteration 3: the report gives
+  its exit status (1) and names ranks 0 and 1 waiting.
+- Mismatch: at iteration 3 ranks 0 and 1 all-reduce 4 elements, rank 2 seven
+  (Gloo's enforce aborts it): mismatches[] names both counts, every rank's
+  file is there, the run merged.
+- Healthy: a job that never hangs has no hangs[] and no mismatches[].
 
 Run by each torch Python (tests/torch_pythons.cmake).
 """
+import json
 import os
 import signal
 import sqlite3
@@ -41,6 +50,23 @@ JOB = ["--iters", "8", "--layers", "4", "--width", "64", "--bucket-cap-mb", "0.0
        "--stall-at", str(STALL_AT)]
 ENV = dict(os.environ, OMP_NUM_THREADS="1")
 DEADLINE_S = 120  # for the job to reach the stall: a bound on a hung test, not a timing
+
+
+def record(out, *job_args, timeout=300):
+    return subprocess.run(
+        [DDPSCOPE, "record", "--nproc", "3", "-o", out, "--flush-ms", str(FLUSH_MS), "--",
+         sys.executable, TRAIN, *JOB, *job_args],
+        env=ENV, capture_output=True, text=True, timeout=timeout)
+
+
+def report(out):
+    path = os.path.join(out, "report.json")
+    r = subprocess.run([DDPSCOPE, "report", "-q", os.path.join(out, "run.db"), "--json", path],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise AssertionError(f"report failed: {r.stderr}")
+    with open(path) as f:
+        return json.load(f)
 
 
 def inflight(db_path):
@@ -121,14 +147,24 @@ class Stall(unittest.TestCase):
                 "SELECT rank, seq, bytes FROM inflight ORDER BY rank, seq").fetchall()
             self.assertEqual(merged, [(r, s, b) for r in (0, 1) for s, _, b, _ in stuck[r]])
 
+            rep = report(out)
+            self.assertEqual(len(rep["hangs"]), 1, rep["hangs"])
+            h = rep["hangs"][0]
+            self.assertEqual((h["seq"], h["op"], h["bytes"], h["bucket"], h["iteration"]),
+                             (seq, "allreduce", buckets[0], 0, STALL_AT))
+            self.assertEqual((h["waiting_ranks"], h["missing_ranks"]), ([0, 1], [2]))
+            self.assertEqual(h["missing"][0]["last_completed"]["seq"], last)
+            self.assertEqual(h["missing"][0]["signal"], signal.SIGINT)
+            self.assertGreater(h["waited_s"], 0)
+            self.assertEqual(rep["mismatches"], [])
+            ends = {r["rank"]: (r["exit_code"], r["signal"]) for r in rep["ranks"]}
+            self.assertEqual(ends[2], (None, signal.SIGINT))
+
 
 class Abort(unittest.TestCase):
     def test_an_aborted_rank_keeps_its_file(self):
         with tempfile.TemporaryDirectory(prefix="ddpscope-abort-") as out:
-            r = subprocess.run(
-                [DDPSCOPE, "record", "--nproc", "3", "-o", out, "--flush-ms", str(FLUSH_MS),
-                 "--", sys.executable, TRAIN, *JOB, "--abort-rank", "2"],
-                env=ENV, capture_output=True, text=True, timeout=300)
+            r = record(out, "--abort-rank", "2")
             self.assertNotEqual(r.returncode, 0, "a rank aborted: the job failed")
             path = os.path.join(out, "rank-2.db")
             self.assertTrue(os.path.exists(path), f"no file of the aborted rank\n{r.stderr}")
@@ -139,6 +175,50 @@ class Abort(unittest.TestCase):
             # Iterations 0..STALL_AT-1 reduced every bucket of DDP's layouts.
             self.assertEqual(done, before_stall(db))
             self.assertTrue(os.path.exists(os.path.join(out, "run.db")), r.stderr)
+
+            rep = report(out)
+            ends = {x["rank"]: (x["exit_code"], x["signal"]) for x in rep["ranks"]}
+            self.assertEqual(ends[2], (None, signal.SIGABRT))
+
+
+class Raise(unittest.TestCase):
+    def test_the_raising_rank_s_exit_status(self):
+        with tempfile.TemporaryDirectory(prefix="ddpscope-raise-") as out:
+            r = record(out, "--raise-rank", "2")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            rep = report(out)
+            self.assertEqual(len(rep["hangs"]), 1, rep["hangs"])
+            h = rep["hangs"][0]
+            self.assertEqual((h["waiting_ranks"], h["missing_ranks"]), ([0, 1], [2]))
+            self.assertEqual((h["missing"][0]["exit_code"], h["missing"][0]["ended"]),
+                             (1, "exited with status 1"))
+            self.assertEqual(h["bucket"], 0)
+
+
+class Mismatch(unittest.TestCase):
+    def test_a_desync_names_both_counts(self):
+        with tempfile.TemporaryDirectory(prefix="ddpscope-mismatch-") as out:
+            r = record(out, "--mismatch-rank", "2")
+            self.assertNotEqual(r.returncode, 0)
+            for k in range(3):
+                self.assertTrue(os.path.exists(os.path.join(out, f"rank-{k}.db")), r.stderr)
+            self.assertTrue(os.path.exists(os.path.join(out, "run.db")), r.stderr)
+            rep = report(out)
+            self.assertEqual(len(rep["mismatches"]), 1, rep["mismatches"])
+            m = rep["mismatches"][0]
+            shapes = sorted((s["ranks"], s["op"], s["count"]) for s in m["shapes"])
+            self.assertEqual(shapes, [([0, 1], "allreduce", 4), ([2], "allreduce", 7)])
+
+
+class Healthy(unittest.TestCase):
+    def test_no_hang_no_mismatch(self):
+        with tempfile.TemporaryDirectory(prefix="ddpscope-healthy-") as out:
+            r = record(out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rep = report(out)
+            self.assertEqual((rep["hangs"], rep["mismatches"]), ([], []))
+            self.assertEqual([(x["exit_code"], x["signal"], x["finalized"]) for x in rep["ranks"]],
+                             [(0, None, True)] * 3)
 
 
 if __name__ == "__main__":

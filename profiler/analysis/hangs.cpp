@@ -1,0 +1,257 @@
+#include "profiler/analysis/hangs.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "profiler/analysis/ddp_account.h"
+
+namespace ddpscope::analysis {
+namespace {
+
+std::vector<int> split_ranks(const std::string& list) {  // "0,2,5" (group_concat)
+  std::vector<int> out;
+  for (size_t at = 0; at < list.size();) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    out.push_back(std::stoi(list.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return out;
+}
+
+bool point_to_point(Op op) { return op == Op::send || op == Op::recv; }
+
+// Ops whose element count every rank must agree on (an all-gather's or a
+// gather's may differ per rank under Gloo's v-variants).
+bool count_must_match(Op op) {
+  return op == Op::allreduce || op == Op::broadcast || op == Op::reduce || op == Op::reduce_scatter;
+}
+
+struct CommView {
+  int nranks = 0;
+  std::set<int> members;                                       // global ranks
+  std::map<int, std::set<uint64_t>> completed;                 // rank -> seqs
+  std::map<int, std::map<uint64_t, InflightRecord>> inflight;  // rank -> seq -> row
+};
+
+std::map<uint64_t, CommView> comm_views(store::RunReader& reader, const std::vector<Call>& calls,
+                                        int world_size) {
+  std::map<uint64_t, CommView> comms;
+  for (const auto& c : reader.comms()) {
+    auto& v = comms[c.comm_id];
+    v.nranks = std::max(v.nranks, c.nranks);
+    v.members.insert(c.rank);
+  }
+  for (const auto& c : calls)
+    if (!point_to_point(c.op)) comms[c.comm_id].completed[c.rank].insert(c.seq);
+  for (const auto& f : reader.rows<InflightRecord>())
+    if (!point_to_point(f.op)) comms[f.comm_id].inflight[f.rank][f.seq] = f;
+  // A member that left no file is known only by number: for a communicator
+  // of the whole world (the default group), every rank is a member.
+  for (auto& [_, v] : comms) {
+    for (const auto& [r, _] : v.completed) v.members.insert(r);
+    for (const auto& [r, _] : v.inflight) v.members.insert(r);
+    if (v.nranks == world_size && int(v.members.size()) < world_size)
+      for (int r = 0; r < world_size; ++r) v.members.insert(r);
+  }
+  return comms;
+}
+
+// The first sequence number not every member completed, if any.
+std::optional<uint64_t> first_unfinished(const CommView& v) {
+  std::map<uint64_t, size_t> done;
+  for (const auto& [_, seqs] : v.completed)
+    for (uint64_t s : seqs) ++done[s];
+  std::optional<uint64_t> first;
+  auto consider = [&](uint64_t s) {
+    if (!first || s < *first) first = s;
+  };
+  for (const auto& [s, n] : done)
+    if (n < v.members.size()) {
+      consider(s);
+      break;  // ordered: the first one is the lowest
+    }
+  for (const auto& [_, rows] : v.inflight)
+    if (!rows.empty()) consider(rows.begin()->first);
+  return first;
+}
+
+Call call_of(const InflightRecord& f) {
+  Call c;
+  c.id = -1;
+  c.host_start = c.start = c.end = f.host_start_ns;
+  c.bytes = f.bytes;
+  c.seq = f.seq;
+  c.comm_id = f.comm_id;
+  c.rank = f.rank;
+  c.nranks = f.nranks;
+  c.op = f.op;
+  return c;
+}
+
+// The in-flight collective classified with its rank's completed ones, as if
+// it had completed: its DDP bucket and the backward pass (iteration) it is in.
+void classify_inflight(store::RunReader& reader, const std::vector<Call>& calls,
+                       const InflightRecord& f, Hang& h) {
+  auto info = reader.rows<DdpInfoRecord>("rank = " + std::to_string(f.rank), "recorded_ns");
+  if (info.empty()) return;
+  auto regions = reader.rows<DdpRegionRecord>("rank = " + std::to_string(f.rank));
+  std::vector<Call> mine;
+  for (const auto& c : calls)
+    if (c.rank == f.rank) mine.push_back(c);
+  mine.push_back(call_of(f));
+  std::stable_sort(mine.begin(), mine.end(), [](const Call& a, const Call& b) {
+    return a.comm_id != b.comm_id ? a.comm_id < b.comm_id : a.seq < b.seq;
+  });
+  RankAccount acc = classify_rank(mine, regions, info);
+  auto it = std::find_if(mine.begin(), mine.end(), [](const Call& c) { return c.id == -1; });
+  if (it == mine.end() || it->role != CollectiveRole::ddp_bucket) return;
+  h.bucket = it->bucket;
+  std::set<uint32_t> before;  // the instance's backward passes before this one
+  for (const auto& c : mine)
+    if (c.role == CollectiveRole::ddp_bucket && c.instance == it->instance && c.group < it->group &&
+        !c.shadow)
+      before.insert(c.group);
+  h.iteration = int(before.size());
+}
+
+MissingRank missing_rank(int rank, const std::vector<Call>& calls, uint64_t comm_id,
+                         const std::map<int, const RankStats*>& stats,
+                         const std::map<int, RankExitRecord>& exits) {
+  MissingRank m;
+  m.rank = rank;
+  for (const auto& c : calls)
+    if (c.rank == rank && c.comm_id == comm_id && !point_to_point(c.op) &&
+        int64_t(c.seq) > m.last_seq) {
+      m.last_seq = int64_t(c.seq);
+      m.last_op = c.op;
+      m.last_bytes = c.bytes;
+      m.last_bucket = c.role == CollectiveRole::ddp_bucket ? c.bucket : -1;
+    }
+  auto s = stats.find(rank);
+  auto e = exits.find(rank);
+  if (e != exits.end()) m.exit_code = e->second.exit_code, m.signal = e->second.signal;
+  m.ended = how_rank_ended(m.exit_code, m.signal, s != stats.end(),
+                           s != stats.end() && s->second->finalized);
+  return m;
+}
+
+}  // namespace
+
+std::string how_rank_ended(int exit_code, int signal, bool has_file, bool finalized) {
+  if (signal > 0) {
+    const char* abbrev = sigabbrev_np(signal);
+    return "killed by signal " + std::to_string(signal) +
+           (abbrev ? " (SIG" + std::string(abbrev) + ")" : "");
+  }
+  if (exit_code >= 0) return "exited with status " + std::to_string(exit_code);
+  if (!has_file) return "left no rank file";
+  return finalized ? "exited (its file was closed)"
+                   : "still running, or killed (its file ends at its last flush)";
+}
+
+std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& calls,
+                             const std::vector<RankStats>& ranks, int world_size,
+                             int64_t origin_ns) {
+  std::map<int, const RankStats*> stats;
+  for (const auto& r : ranks) stats[r.rank] = &r;
+  std::map<int, RankExitRecord> exits;
+  for (const auto& e : reader.rows<RankExitRecord>()) exits[e.rank] = e;
+  std::vector<Hang> out;
+  for (const auto& [comm_id, v] : comm_views(reader, calls, world_size)) {
+    auto seq = first_unfinished(v);
+    if (!seq) continue;
+    Hang h;
+    h.comm_id = comm_id;
+    h.nranks = v.nranks;
+    h.seq = *seq;
+    const InflightRecord* first = nullptr;
+    int64_t since = INT64_MAX;
+    for (int r : v.members) {
+      auto done = v.completed.find(r);
+      auto in = v.inflight.find(r);
+      const InflightRecord* f = nullptr;
+      if (in != v.inflight.end())
+        if (auto it = in->second.find(*seq); it != in->second.end()) f = &it->second;
+      if (done != v.completed.end() && done->second.count(*seq)) {
+        h.completed_ranks.push_back(r);
+      } else if (f) {
+        h.waiting_ranks.push_back(r);
+        if (!first) first = f;
+        since = std::min(since, f->host_start_ns);
+        h.waited_s = std::max(h.waited_s, double(f->seen_ns - f->host_start_ns) / 1e9);
+      } else {
+        h.missing_ranks.push_back(r);
+        h.missing.push_back(missing_rank(r, calls, comm_id, stats, exits));
+      }
+    }
+    if (first) {
+      h.op = first->op, h.dtype = first->dtype, h.count = first->count, h.bytes = first->bytes;
+      h.state = first->state == InflightState::enqueued ? "enqueued" : "running";
+      h.waiting_since_s = origin_ns == INT64_MAX ? 0 : double(since - origin_ns) / 1e9;
+      classify_inflight(reader, calls, *first, h);
+    } else {
+      for (const auto& c : calls)  // completed by some: what they ran
+        if (c.comm_id == comm_id && c.seq == *seq && !point_to_point(c.op)) {
+          h.op = c.op, h.bytes = c.bytes,
+          h.bucket = c.role == CollectiveRole::ddp_bucket ? c.bucket : -1;
+          break;
+        }
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<Mismatch> find_mismatches(store::RunReader& reader) {
+  // One row per (communicator, seq, shape) with its ranks; a seq with more
+  // than one shape is a mismatch.
+  std::string inflight =
+      reader.schema_version() >= 5
+          ? " UNION ALL SELECT rank, comm_id, seq, op, dtype, count FROM inflight"
+          : "";
+  store::Statement st(reader.connection(),
+                      "SELECT comm_id, seq, op, dtype, count, group_concat(rank) FROM (SELECT "
+                      "DISTINCT * FROM (SELECT rank, comm_id, seq, op, dtype, count FROM "
+                      "collectives WHERE op NOT IN ('send', 'recv')" +
+                          inflight +
+                          ") ORDER BY rank) GROUP BY comm_id, seq, op, dtype, count "
+                          "ORDER BY comm_id, seq");
+  std::vector<Mismatch> out;
+  Mismatch cur;
+  auto close = [&] {
+    if (cur.shapes.size() > 1) out.push_back(cur);
+  };
+  while (st.step()) {
+    uint64_t comm = uint64_t(st.int64(0)), seq = uint64_t(st.int64(1));
+    Mismatch::Shape s;
+    s.op = parse_op(st.text_view(2)).value_or(Op::allreduce);
+    s.dtype = parse_dtype(st.text_view(3)).value_or(Dtype::unknown);
+    s.count = uint64_t(st.int64(4));
+    for (const auto& part : split_ranks(st.text(5))) s.ranks.push_back(part);
+    if (cur.shapes.empty() || comm != cur.comm_id || seq != cur.seq) {
+      close();
+      cur = Mismatch{comm, seq, {}};
+    }
+    // Counts that may differ (all-gather's v-variants) do not split a shape.
+    auto same = std::find_if(cur.shapes.begin(), cur.shapes.end(), [&](const Mismatch::Shape& o) {
+      return o.op == s.op && o.dtype == s.dtype && (o.count == s.count || !count_must_match(s.op));
+    });
+    if (same == cur.shapes.end())
+      cur.shapes.push_back(std::move(s));
+    else
+      same->ranks.insert(same->ranks.end(), s.ranks.begin(), s.ranks.end());
+  }
+  close();
+  for (auto& m : out)
+    for (auto& s : m.shapes) std::sort(s.ranks.begin(), s.ranks.end());
+  return out;
+}
+
+}  // namespace ddpscope::analysis
