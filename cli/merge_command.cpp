@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "profiler/core/atomic_file.h"
 #include "profiler/store/merge.h"
-#include "profiler/store/rank_exits.h"
+#include "profiler/store/launch_account.h"
 
 namespace ddpscope::cli {
 
@@ -21,7 +21,7 @@ Run add_merge(CLI::App& app) {
     if (files.empty()) throw InputError(*dir + ": no rank-*.db files to merge");
     std::string target = out->empty() ? (std::filesystem::path(*dir) / "run.db").string() : *out;
     core::check_output_path(target);
-    auto s = store::merge_rank_files(files, target, store::read_rank_exits(*dir));
+    auto s = store::merge_rank_files(files, target, store::read_launch_account(*dir));
     std::cout << "merged " << s.ranks << " ranks, " << s.collectives << " collectives -> " << target
               << "\n";
     return 0;

@@ -1,5 +1,6 @@
 // `ddpscope record [-o DIR] [--nproc N] [--flush-ms MS] [--no-cupti] [--no-nvtx]
-//  [--no-python-hook] [--no-nccl-plugin] -- CMD...`
+//  [--no-python-hook] [--no-nccl-plugin] [--hang-after S] -- CMD...`
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,11 +10,13 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "profiler/analysis/hang_watch.h"
 #include "profiler/core/inject_options.h"
 #include "profiler/core/rank_launcher.h"
 #include "profiler/store/completion.h"
+#include "profiler/store/launch_account.h"
 #include "profiler/store/merge.h"
-#include "profiler/store/rank_exits.h"
+#include "reports/text_hangs.h"
 
 namespace fs = std::filesystem;
 
@@ -28,6 +31,7 @@ struct RecordArgs {
   int nproc = 0;
   int flush_ms = 200;
   bool no_cupti = false, no_nvtx = false, no_python_hook = false, no_nccl_plugin = false;
+  double hang_after_s = 0;  // 0: off
   std::vector<std::string> command;
 };
 
@@ -159,7 +163,7 @@ void merge_recording(const std::string& dir, int nproc) {
   std::string out = (fs::path(dir) / "run.db").string();
   const auto& files = done.files;
   try {
-    auto s = store::merge_rank_files(files, out, store::read_rank_exits(dir));
+    auto s = store::merge_rank_files(files, out, store::read_launch_account(dir));
     std::cerr << "ddpscope: recorded " << s.ranks << (s.ranks == 1 ? " rank, " : " ranks, ")
               << s.collectives << " collectives -> " << out;
     if (s.dropped_events) std::cerr << " (" << s.dropped_events << " events dropped)";
@@ -170,12 +174,44 @@ void merge_recording(const std::string& dir, int nproc) {
   }
 }
 
+// The signal on which the ranks' start-up hook dumps their Python stacks: a
+// real-time one no job uses by accident (record sends it only to processes
+// whose hook registered for it).
+int stack_signal() { return SIGRTMIN + 3; }
+
+// Interrupted, or the job stuck: the ranks' stacks first, while they can
+// answer; with --hang-after, record watches for a stall and then says where
+// the job stopped before ending it as torchrun would (SIGTERM, then SIGKILL).
+void watch_for_hangs(core::LaunchSpec& spec, const RecordArgs& a) {
+  std::string dir = a.out_dir;
+  spec.before_forward = [dir](int) { analysis::request_stacks(dir, stack_signal()); };
+  if (a.hang_after_s <= 0) return;
+  auto watch = std::make_shared<analysis::HangWatch>(dir, a.hang_after_s);
+  spec.watch_ms = std::clamp(a.flush_ms, 50, 1000);
+  spec.watch = [dir, watch] {
+    if (!watch->stuck()) return false;
+    fprintf(stderr,
+            "ddpscope: no collective completed for %.1f s while %d rank(s) wait in one: "
+            "stopping the job (--hang-after)\n",
+            watch->stalled_s(), watch->waiting_ranks());
+    analysis::request_stacks(dir, stack_signal());
+    try {
+      reports::print_hangs(analysis::analyse_so_far(dir), std::cerr);
+    } catch (const std::exception& e) {
+      std::cerr << "ddpscope: no diagnosis: " << e.what() << "\n";
+    }
+    return true;
+  };
+}
+
 int run_record(RecordArgs& a) {
   if (a.command.empty()) throw InputError("record needs a command after --");
   if (a.nproc < 0 || a.nproc > core::kMaxLocalRanks)
     throw InputError("--nproc must be from 1 to " + std::to_string(core::kMaxLocalRanks));
   if (a.flush_ms < 1 || a.flush_ms > kMaxFlushMs)
     throw InputError("--flush-ms must be from 1 to " + std::to_string(kMaxFlushMs));
+  if (!(a.hang_after_s >= 0) || a.hang_after_s > 7 * 24 * 3600.0)
+    throw InputError("--hang-after must be from 0 (off) to 604800 seconds");
   if (a.out_dir.empty()) a.out_dir = default_dir();
   check_output_dir(a.out_dir);
 
@@ -202,6 +238,8 @@ int run_record(RecordArgs& a) {
     spec.env["DDPSCOPE_PYTHON"] = a.no_python_hook ? "0" : "1";
     if (!a.no_nvtx) attach_tool(spec, "NVTX_INJECTION64_PATH", injector, "NVTX ranges");
     if (!a.no_python_hook) attach_python_hook(spec, injector);
+    if (!a.no_python_hook) spec.env["DDPSCOPE_STACK_SIGNAL"] = std::to_string(stack_signal());
+    watch_for_hangs(spec, a);
     if (!a.no_nccl_plugin)
       attach_tool(spec, "NCCL_PROFILER_PLUGIN", injector, "NCCL's algorithm and protocol choices");
   }
@@ -234,6 +272,10 @@ Run add_record(CLI::App& app) {
   sub->add_flag("--no-nccl-plugin", args->no_nccl_plugin,
                 "do not load ddpscope as NCCL's profiler plugin (no algorithm, protocol, "
                 "channels or network steps)");
+  sub->add_option("--hang-after", args->hang_after_s,
+                  "when no collective completed for S seconds while some are in flight: print "
+                  "where the job stopped (and the ranks' Python stacks), then end it as torchrun "
+                  "would [default: off]");
   sub->add_option("command", args->command, "the training command (after --)")->required();
   sub->footer(options_help());
   return [args] { return run_record(*args); };

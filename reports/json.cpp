@@ -144,6 +144,12 @@ Json to_json(const MissingRank& m) {
           {"ended", m.ended}};
 }
 
+Json stacks_json(const Hang& h) {
+  Json a = Json::array();
+  for (const auto& s : h.stacks) a.push_back({{"rank", s.rank}, {"frames", s.frames}});
+  return a;
+}
+
 Json to_json(const Hang& h) {
   Json missing = Json::array();
   for (const auto& m : h.missing) missing.push_back(to_json(m));
@@ -162,7 +168,8 @@ Json to_json(const Hang& h) {
           {"completed_ranks", h.completed_ranks},
           {"waiting_since_s", num(h.waiting_since_s)},
           {"waited_s", num(h.waited_s)},
-          {"missing", missing}};
+          {"missing", missing},
+          {"stacks", stacks_json(h)}};
 }
 
 Json to_json(const Mismatch& m) {

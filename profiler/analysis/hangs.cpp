@@ -142,7 +142,76 @@ MissingRank missing_rank(int rank, const std::vector<Call>& calls, uint64_t comm
   return m;
 }
 
+// Each rank's stack dump (the last, if it was asked more than once).
+std::map<int, std::string> stack_dumps(store::RunReader& reader) {
+  std::map<int, std::string> out;
+  for (const auto& s : reader.rows<StackRecord>()) out[s.rank] = s.text;
+  return out;
+}
+
+void add_stacks(Hang& h, const std::map<int, std::string>& dumps) {
+  std::vector<int> ranks = h.waiting_ranks;
+  ranks.insert(ranks.end(), h.missing_ranks.begin(), h.missing_ranks.end());
+  std::sort(ranks.begin(), ranks.end());
+  for (int r : ranks)
+    if (auto d = dumps.find(r); d != dumps.end())
+      if (auto frames = main_thread_frames(d->second); !frames.empty())
+        h.stacks.push_back({r, std::move(frames)});
+}
+
+// One thread of a dump: its header line and its frames, innermost first.
+struct DumpThread {
+  bool current = false;
+  std::vector<std::string> frames;  // "file:line in function"
+  bool module_at_bottom = false;
+};
+
+// '  File "x.py", line 12 in f' -> 'x.py:12 in f'
+std::string frame_of(const std::string& line) {
+  size_t q1 = line.find('"'), q2 = line.rfind('"');
+  size_t at = line.find(", line ", q2);
+  if (q1 == std::string::npos || q2 <= q1 || at == std::string::npos) return "";
+  std::string file = line.substr(q1 + 1, q2 - q1 - 1);
+  std::string rest = line.substr(at + 7);  // "12 in f"
+  size_t in = rest.find(" in ");
+  if (in == std::string::npos) return file + ":" + rest;
+  return file + ":" + rest.substr(0, in) + rest.substr(in);
+}
+
+std::vector<DumpThread> dump_threads(const std::string& dump) {
+  std::vector<DumpThread> out;
+  size_t at = 0;
+  while (at < dump.size()) {
+    size_t nl = dump.find('\n', at);
+    std::string line = dump.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    at = nl == std::string::npos ? dump.size() : nl + 1;
+    if (line.rfind("Thread 0x", 0) == 0 || line.rfind("Current thread 0x", 0) == 0) {
+      out.push_back({line.rfind("Current", 0) == 0, {}, false});
+    } else if (!out.empty() && line.find("File \"") != std::string::npos) {
+      std::string f = frame_of(line);
+      if (f.empty()) continue;
+      out.back().module_at_bottom =
+          f.size() >= 11 && f.compare(f.size() - 11, 11, " in <module>") == 0;
+      out.back().frames.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> main_thread_frames(const std::string& dump, size_t most) {
+  auto threads = dump_threads(dump);
+  auto it = std::find_if(threads.begin(), threads.end(),
+                         [](const DumpThread& t) { return t.module_at_bottom; });
+  if (it == threads.end())
+    it =
+        std::find_if(threads.begin(), threads.end(), [](const DumpThread& t) { return t.current; });
+  if (it == threads.end()) return {};
+  std::vector<std::string> frames = it->frames;
+  if (frames.size() > most) frames.resize(most);
+  return frames;
+}
 
 std::string how_rank_ended(int exit_code, int signal, bool has_file, bool finalized) {
   if (signal > 0) {
@@ -164,6 +233,7 @@ std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& 
   std::map<int, RankExitRecord> exits;
   for (const auto& e : reader.rows<RankExitRecord>()) exits[e.rank] = e;
   std::vector<Hang> out;
+  auto dumps = stack_dumps(reader);
   for (const auto& [comm_id, v] : comm_views(reader, calls, world_size)) {
     auto seq = first_unfinished(v);
     if (!seq) continue;
@@ -204,6 +274,7 @@ std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& 
           break;
         }
     }
+    add_stacks(h, dumps);
     out.push_back(std::move(h));
   }
   return out;

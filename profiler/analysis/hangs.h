@@ -26,6 +26,11 @@ std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& 
 
 std::vector<Mismatch> find_mismatches(store::RunReader& reader);
 
+// The main thread's frames in a faulthandler dump of all threads, innermost
+// first, at most `most`: the thread whose outermost frame is a module's top
+// level (the script), else the one faulthandler calls current.
+std::vector<std::string> main_thread_frames(const std::string& dump, size_t most = 8);
+
 // "exited with status 1", "killed by signal 9 (SIGKILL)", ...: how a rank
 // ended as far as the run tells (exit_code/signal from the launcher, else
 // whether its file was finalized, else that it left no file).

@@ -138,6 +138,14 @@ struct Hang {
   double waiting_since_s = 0;  // from the run's first collective to the first wait
   double waited_s = 0;         // the longest wait, to the last flush that saw it
   std::vector<MissingRank> missing;
+  // Where each waiting or missing rank's main thread was when record asked
+  // for its Python stacks (innermost first, "file:line in function"); only
+  // the ranks that answered.
+  struct Stack {
+    int rank = 0;
+    std::vector<std::string> frames;
+  };
+  std::vector<Stack> stacks;
 };
 
 // The same sequence number on one communicator with a different op, dtype or

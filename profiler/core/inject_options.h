@@ -15,7 +15,7 @@ struct InjectOption {
   std::string_view help;
 };
 
-inline constexpr std::array<InjectOption, 9> kInjectOptions = {{
+inline constexpr std::array<InjectOption, 10> kInjectOptions = {{
     {"DDPSCOPE_OUT", "ddpscope-out", "directory for rank-<R>.db (record sets it from -o)"},
     {"DDPSCOPE_FLUSH_MS", "200",
      "writer thread flush interval in milliseconds (record: --flush-ms)"},
@@ -26,6 +26,9 @@ inline constexpr std::array<InjectOption, 9> kInjectOptions = {{
     {"DDPSCOPE_PYTHON", "1",
      "0 disables the Python start-up hook that reads DDP's own bucket layout (record: "
      "--no-python-hook)"},
+    {"DDPSCOPE_STACK_SIGNAL", "",
+     "a signal number on which the Python start-up hook dumps every thread's stack to "
+     "DDPSCOPE_OUT/stacks-<pid>.txt (record sets it; empty: none)"},
     {"DDPSCOPE_RANK", "",
      "overrides the rank found in RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID"},
     {"DDPSCOPE_QUIET", "0", "1 silences the injector's notices on stderr (warnings still print)"},

@@ -29,13 +29,28 @@ void call_callers_handler(int sig, siginfo_t* info, void* context) {
   }
 }
 
+// With LaunchSpec::before_forward the handler only notes the signal; the
+// launcher's loop runs before_forward, then forwards it.
+volatile sig_atomic_t g_defer = 0;
+volatile sig_atomic_t g_pending = 0;          // the signal waiting to be forwarded
+volatile sig_atomic_t g_pending_reached = 0;  // the terminal sent it to the ranks already
+
+void forward_to_children(int sig) {
+  for (pid_t pid : g_children)
+    if (pid > 0) kill(pid, sig);
+}
+
 // A signal another process sent us goes on to every rank. One the terminal
 // generated (Ctrl-C) already reached them: they share our process group.
 // The caller's own handler (e.g. tune's cleanup of emulated networks) runs after.
 void forward(int sig, siginfo_t* info, void* context) {
-  if (!info || info->si_code != SI_KERNEL)
-    for (pid_t pid : g_children)
-      if (pid > 0) kill(pid, sig);
+  bool reached = info && info->si_code == SI_KERNEL;
+  if (g_defer) {
+    g_pending = sig;
+    g_pending_reached = reached;
+  } else if (!reached) {
+    forward_to_children(sig);
+  }
   call_callers_handler(sig, info, context);
 }
 
@@ -111,6 +126,37 @@ void stop_remaining(size_t live) {
 
 }  // namespace
 
+namespace {
+
+// The launcher's loop while polling: a deferred signal goes on to the ranks
+// after before_forward, and the watch runs every watch_ms.
+class Watcher {
+ public:
+  explicit Watcher(const LaunchSpec& spec) : spec_(spec) { g_defer = spec.before_forward ? 1 : 0; }
+  ~Watcher() { g_defer = 0; }
+  // One nap of the loop; true when the watch asks to stop the ranks.
+  bool turn() {
+    if (int sig = g_pending) {
+      g_pending = 0;
+      spec_.before_forward(sig);
+      if (!g_pending_reached) forward_to_children(sig);
+    }
+    usleep(kNapUs);
+    waited_us_ += kNapUs;
+    if (!spec_.watch || spec_.watch_ms <= 0 || waited_us_ < int64_t(spec_.watch_ms) * 1000)
+      return false;
+    waited_us_ = 0;
+    return spec_.watch();
+  }
+
+ private:
+  static constexpr int kNapUs = 20000;
+  const LaunchSpec& spec_;
+  int64_t waited_us_ = 0;
+};
+
+}  // namespace
+
 int launch_and_wait(const LaunchSpec& spec, std::vector<RankExitRecord>* ends) {
   int ranks = spec.nproc > 0 ? spec.nproc : 1;
   g_children.clear();
@@ -132,9 +178,19 @@ int launch_and_wait(const LaunchSpec& spec, std::vector<RankExitRecord>* ends) {
   }
   size_t live = g_children.size();
   int result = 0;
+  const bool polling = spec.watch || spec.before_forward;
+  Watcher watcher(spec);
   while (live > 0) {
     int status;
-    pid_t pid = waitpid(-1, &status, 0);
+    pid_t pid = waitpid(-1, &status, polling ? WNOHANG : 0);
+    if (pid == 0) {  // polling, and no rank has ended
+      if (watcher.turn()) {
+        result = result ? result : 128 + SIGTERM;
+        stop_remaining(live);
+        live = 0;
+      }
+      continue;
+    }
     if (pid < 0) {
       if (errno == EINTR) continue;
       break;

@@ -24,6 +24,14 @@ struct LaunchSpec {
   // Runs in each rank's process before exec (e.g. to enter the rank's network
   // namespace); returns false after printing why, and the rank exits 127.
   std::function<bool(int rank)> in_child;
+  // Called every watch_ms while the ranks run (0: never); true stops them
+  // (SIGTERM, then SIGKILL), as after a rank failed: a hang found, say.
+  std::function<bool()> watch;
+  int watch_ms = 0;
+  // Runs in the launcher's own flow (not in the signal handler) when a signal
+  // to forward arrives, before the ranks get it: e.g. to ask them for their
+  // stacks while they can still answer. Unset: forwarded from the handler.
+  std::function<void(int sig)> before_forward;
 };
 
 // Runs the command(s) and returns the exit status to pass on: the command's

@@ -118,6 +118,14 @@ struct RankExitRecord {
   int32_t signal = 0;
 };
 
+// A rank's Python stacks, all threads, as faulthandler wrote them when
+// `record` asked (a hang, an interrupt). Schema v5, run databases only.
+struct StackRecord {
+  int32_t rank = 0;
+  int64_t pid = 0;
+  std::string text;
+};
+
 // What a GPU activity was, as the kernels table names it (docs/schema.md).
 enum class KernelKind : uint8_t { comm, compute, memcpy, memset };
 

@@ -86,15 +86,27 @@ void write_meta(Connection& out, const std::vector<Input>& inputs) {
   tx.commit();
 }
 
-// The launcher's account of how each rank ended (rank_exits.h).
-void write_exits(Connection& out, const std::vector<RankExitRecord>& exits) {
+template <typename Record>
+void insert_all(Connection& out, const std::vector<Record>& rows) {
   Transaction tx(out);
-  Statement st(out, insert_sql(Row<RankExitRecord>::table(), 1));
-  for (const auto& e : exits) {
-    Row<RankExitRecord>::bind(st, 0, e);
+  Statement st(out, insert_sql(Row<Record>::table(), 1));
+  for (const auto& r : rows) {
+    Row<Record>::bind(st, 0, r);
     st.run();
   }
   tx.commit();
+}
+
+// What record knew beside the rank files (launch_account.h): the exits as
+// they are, each stack dump under the rank whose process wrote it.
+void write_launch_account(Connection& out, const LaunchAccount& launch,
+                          const std::vector<Input>& inputs) {
+  insert_all(out, launch.exits);
+  std::vector<StackRecord> stacks;
+  for (const auto& d : launch.stacks)
+    for (const auto& in : inputs)
+      if (in.process.pid == d.pid) stacks.push_back({in.process.rank, d.pid, d.text});
+  insert_all(out, stacks);
 }
 
 }  // namespace
@@ -113,7 +125,7 @@ std::vector<std::string> find_rank_files(const std::string& dir) {
 }
 
 MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::string& out_path,
-                              const std::vector<RankExitRecord>& exits) {
+                              const LaunchAccount& launch) {
   if (paths.empty()) throw InputError(out_path, "nothing to merge: no rank files given");
   std::vector<Input> inputs;
   std::map<int, std::string> seen;
@@ -134,7 +146,7 @@ MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::
       out.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
       create_schema(out);
       write_meta(out, inputs);
-      write_exits(out, exits);
+      write_launch_account(out, launch, inputs);
       for (size_t i = 0; i < inputs.size(); ++i) {
         copy_rank(out, inputs[i]);
         summary.dropped_events += inputs[i].process.dropped_events;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/core/records.h"
+#include "profiler/store/launch_account.h"
 
 namespace ddpscope::store {
 
@@ -21,9 +21,9 @@ struct MergeSummary {
 std::vector<std::string> find_rank_files(const std::string& dir);
 
 // Validates every input (InputError naming the bad file), then writes `out_path`
-// through a temporary file renamed into place, with `exits` (how the launcher
-// saw each rank end, rank_exits.h) in its rank_exits table.
+// through a temporary file renamed into place, with what `record` knew beside
+// the rank files (launch_account.h) in its rank_exits and stacks tables.
 MergeSummary merge_rank_files(const std::vector<std::string>& inputs, const std::string& out_path,
-                              const std::vector<RankExitRecord>& exits = {});
+                              const LaunchAccount& launch = {});
 
 }  // namespace ddpscope::store

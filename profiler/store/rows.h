@@ -20,6 +20,7 @@ DDPSCOPE_ROW(CommRecord);                  // rows_run.cpp
 DDPSCOPE_ROW(CollectiveRecord);            // rows_run.cpp
 DDPSCOPE_ROW(InflightRecord);              // rows_inflight.cpp
 DDPSCOPE_ROW(RankExitRecord);              // rows_run.cpp
+DDPSCOPE_ROW(StackRecord);                 // rows_run.cpp
 DDPSCOPE_ROW(KernelRecord);                // rows_gpu.cpp
 DDPSCOPE_ROW(RangeRecord);                 // rows_gpu.cpp
 DDPSCOPE_ROW(SyncRecord);                  // rows_gpu.cpp

@@ -18,6 +18,8 @@ constexpr Column kProcessColumns[] = {{"rank", "INTEGER PRIMARY KEY"},
                                       {"end_ns", "INTEGER"},
                                       {"finalized", "INTEGER", false, 5}};
 
+constexpr Column kStackColumns[] = {{"rank", "INTEGER"}, {"pid", "INTEGER"}, {"text", "TEXT"}};
+
 constexpr Column kRankExitColumns[] = {
     {"rank", "INTEGER PRIMARY KEY"}, {"exit_code", "INTEGER"}, {"signal", "INTEGER"}};
 
@@ -215,6 +217,22 @@ CollectiveRecord Row<CollectiveRecord>::read(const Statement& s) {
   c.nranks = int32_t(s.int64(19));
   c.redop = parse_redop(s.text_view(20)).value_or(RedOp::none);
   return c;
+}
+
+const TableSpec& Row<StackRecord>::table() {
+  // Written into run databases from DIR/stacks-<pid>.txt (launch_account.h).
+  static const TableSpec t{"stacks", kStackColumns, "", "", "INSERT", false, 5};
+  return t;
+}
+
+void Row<StackRecord>::bind(Statement& s, int b, const StackRecord& r) {
+  s.bind(b + 1, int64_t(r.rank));
+  s.bind(b + 2, r.pid);
+  s.bind_text(b + 3, r.text);
+}
+
+StackRecord Row<StackRecord>::read(const Statement& s) {
+  return {int32_t(s.int64(0)), s.int64(1), s.text(2)};
 }
 
 }  // namespace ddpscope::store

@@ -31,6 +31,7 @@ std::span<const TableSpec* const> tables() {
       &Row<CollectiveRecord>::table(),
       &Row<InflightRecord>::table(),
       &Row<RankExitRecord>::table(),
+      &Row<StackRecord>::table(),
       &Row<KernelRecord>::table(),
       &Row<RangeRecord>::table(),
       &Row<SyncRecord>::table(),

@@ -21,13 +21,21 @@ Real 3-rank Gloo DDP jobs (examples/ddp_train.py) under `ddpscope record`:
 - Mismatch: at iteration 3 ranks 0 and 1 all-reduce 4 elements, rank 2 seven
   (Gloo's enforce aborts it): mismatches[] names both counts, every rank's
   file is there, the run merged.
-- Healthy: a job that never hangs has no hangs[] and no mismatches[].
+- Stacks: in the stall, record asks every rank for its Python stacks before
+  passing SIGINT on; the report shows the stalled rank at the line it stopped
+  on (examples/ddp_train.py, in stall()).
+- --hang-after 10 on the stall: record ends the job by itself (SIGTERM, exit
+  143) after printing the diagnosis; the report's wait is at least 10 s.
+- Healthy: a job that never hangs has no hangs[] and no mismatches[], and
+  trains to the same parameters, bit for bit, as without record (with
+  --hang-after set).
 
 Run by each torch Python (tests/torch_pythons.cmake).
 """
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -52,11 +60,19 @@ ENV = dict(os.environ, OMP_NUM_THREADS="1")
 DEADLINE_S = 120  # for the job to reach the stall: a bound on a hung test, not a timing
 
 
-def record(out, *job_args, timeout=300):
+def record(out, *job_args, flags=(), timeout=300):
     return subprocess.run(
-        [DDPSCOPE, "record", "--nproc", "3", "-o", out, "--flush-ms", str(FLUSH_MS), "--",
-         sys.executable, TRAIN, *JOB, *job_args],
+        [DDPSCOPE, "record", "--nproc", "3", "-o", out, "--flush-ms", str(FLUSH_MS), *flags,
+         "--", sys.executable, TRAIN, *JOB, *job_args],
         env=ENV, capture_output=True, text=True, timeout=timeout)
+
+
+def stall_line():
+    """Where a stalled rank sits: the sleep in ddp_train.py's stall()."""
+    with open(TRAIN) as f:
+        lines = f.read().splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("def stall("))
+    return next(i + 1 for i in range(start, len(lines)) if "time.sleep(1)" in lines[i])
 
 
 def report(out):
@@ -159,6 +175,9 @@ class Stall(unittest.TestCase):
             self.assertEqual(rep["mismatches"], [])
             ends = {r["rank"]: (r["exit_code"], r["signal"]) for r in rep["ranks"]}
             self.assertEqual(ends[2], (None, signal.SIGINT))
+            stacks = {s["rank"]: s["frames"] for s in h["stacks"]}
+            self.assertEqual(sorted(stacks), [0, 1, 2], h["stacks"])
+            self.assertEqual(stacks[2][0], f"{TRAIN}:{stall_line()} in stall")
 
 
 class Abort(unittest.TestCase):
@@ -210,15 +229,58 @@ class Mismatch(unittest.TestCase):
             self.assertEqual(shapes, [([0, 1], "allreduce", 4), ([2], "allreduce", 7)])
 
 
+class HangAfter(unittest.TestCase):
+    def test_record_ends_a_stalled_job_itself(self):
+        with tempfile.TemporaryDirectory(prefix="ddpscope-hang-after-") as out:
+            # The timeout guards a test that would hang; the job ends itself.
+            r = record(out, "--stall-rank", "2", flags=["--hang-after", "10"], timeout=300)
+            self.assertEqual(r.returncode, 128 + signal.SIGTERM, r.stderr)
+            self.assertIn("stopping the job (--hang-after)", r.stderr)
+            self.assertIn("where the job stopped", r.stderr)
+            self.assertIn(f"ddp_train.py:{stall_line()} in stall", r.stderr)
+            h = report(out)["hangs"]
+            self.assertEqual(len(h), 1, h)
+            self.assertEqual((h[0]["waiting_ranks"], h[0]["missing_ranks"]), ([0, 1], [2]))
+            self.assertGreaterEqual(h[0]["waited_s"], 10)
+            print(f"waited {h[0]['waited_s']:.2f} s before the job was ended", file=sys.stderr)
+
+
+def run_plain(out):
+    """The same job without ddpscope, its ranks started as record starts them."""
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    env = dict(ENV, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port.getsockname()[1]),
+               WORLD_SIZE="3", LOCAL_WORLD_SIZE="3")
+    port.close()
+    procs = [subprocess.Popen([sys.executable, TRAIN, *JOB, "--params-out", out],
+                              env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for r in range(3)]
+    return [p.wait(timeout=300) for p in procs]
+
+
+def digests(folder):
+    out = []
+    for r in range(3):
+        with open(os.path.join(folder, f"params-rank{r}.json")) as f:
+            out.append(json.load(f)["sha256"])
+    return out
+
+
 class Healthy(unittest.TestCase):
-    def test_no_hang_no_mismatch(self):
+    def test_no_hang_no_mismatch_parameters_unchanged(self):
         with tempfile.TemporaryDirectory(prefix="ddpscope-healthy-") as out:
-            r = record(out)
+            rec = os.path.join(out, "rec")
+            r = record(rec, "--params-out", os.path.join(out, "rec-params"),
+                       flags=["--hang-after", "10"])
             self.assertEqual(r.returncode, 0, r.stderr)
-            rep = report(out)
+            rep = report(rec)
             self.assertEqual((rep["hangs"], rep["mismatches"]), ([], []))
             self.assertEqual([(x["exit_code"], x["signal"], x["finalized"]) for x in rep["ranks"]],
                              [(0, None, True)] * 3)
+            self.assertEqual(run_plain(os.path.join(out, "plain-params")), [0, 0, 0])
+            self.assertEqual(digests(os.path.join(out, "rec-params")),
+                             digests(os.path.join(out, "plain-params")))
 
 
 if __name__ == "__main__":

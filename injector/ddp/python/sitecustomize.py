@@ -23,6 +23,12 @@ def _ddpscope_install():
         ddpscope_ddp.install()
     except Exception:  # never let the profiler break the job's start-up
         pass
+    try:
+        from ddpscope_ddp import stacks
+
+        stacks.install()
+    except Exception:
+        pass
 
 
 def _ddpscope_chain_load():

@@ -1,7 +1,9 @@
-#include "profiler/store/rank_exits.h"
+#include "profiler/store/launch_account.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "profiler/core/atomic_file.h"
@@ -36,6 +38,26 @@ std::vector<RankExitRecord> read_rank_exits(const std::string& dir) {
     out.push_back(e);
   }
   return out;
+}
+
+std::vector<StackDump> read_stack_dumps(const std::string& dir) {
+  std::vector<StackDump> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("stacks-", 0) != 0 || e.path().extension() != ".txt") continue;
+    char* end = nullptr;
+    long long pid = std::strtoll(name.c_str() + 7, &end, 10);
+    if (pid <= 0 || std::string(end) != ".txt") continue;
+    std::ifstream in(e.path());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!text.empty()) out.push_back({pid, std::move(text)});
+  }
+  return out;
+}
+
+LaunchAccount read_launch_account(const std::string& dir) {
+  return {read_rank_exits(dir), read_stack_dumps(dir)};
 }
 
 }  // namespace ddpscope::store
