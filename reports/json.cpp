@@ -146,7 +146,8 @@ Json to_json(const MissingRank& m) {
 
 Json stacks_json(const Hang& h) {
   Json a = Json::array();
-  for (const auto& s : h.stacks) a.push_back({{"rank", s.rank}, {"frames", s.frames}});
+  for (const auto& s : h.stacks)
+    a.push_back({{"rank", s.rank}, {"frames", s.frames}, {"user_frame", s.user_frame}});
   return a;
 }
 

@@ -46,10 +46,9 @@ void print_hang(const analysis::Hang& h, std::ostream& out) {
   if (!h.completed_ranks.empty()) out << "    completed: " << ranks_text(h.completed_ranks) << "\n";
   for (const auto& m : h.missing) print_missing(m, out);
   for (const auto& s : h.stacks) {
-    out << "    rank " << s.rank << " was at";
-    for (size_t i = 0; i < s.frames.size() && i < 3; ++i)
-      out << (i ? "\n                    called from " : " ") << s.frames[i];
-    out << "\n";
+    out << "    rank " << s.rank << " was at " << s.frames.front() << "\n";
+    if (!s.user_frame.empty() && s.user_frame != s.frames.front())
+      out << "      in your code at " << s.user_frame << "\n";
   }
 }
 

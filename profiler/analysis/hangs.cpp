@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -149,14 +150,25 @@ std::map<int, std::string> stack_dumps(store::RunReader& reader) {
   return out;
 }
 
+// The job's own code, not Python's library or an installed package (torch).
+bool users_code(const std::string& frame) {
+  for (const char* lib : {"/site-packages/", "/dist-packages/", "/lib/python3"})
+    if (frame.find(lib) != std::string::npos) return false;
+  return true;
+}
+
 void add_stacks(Hang& h, const std::map<int, std::string>& dumps) {
   std::vector<int> ranks = h.waiting_ranks;
   ranks.insert(ranks.end(), h.missing_ranks.begin(), h.missing_ranks.end());
   std::sort(ranks.begin(), ranks.end());
   for (int r : ranks)
     if (auto d = dumps.find(r); d != dumps.end())
-      if (auto frames = main_thread_frames(d->second); !frames.empty())
-        h.stacks.push_back({r, std::move(frames)});
+      if (auto all = main_thread_frames(d->second, SIZE_MAX); !all.empty()) {
+        auto user = std::find_if(all.begin(), all.end(), users_code);
+        Hang::Stack s{r, {}, user == all.end() ? "" : *user};
+        s.frames.assign(all.begin(), all.begin() + std::min<size_t>(all.size(), 8));
+        h.stacks.push_back(std::move(s));
+      }
 }
 
 // One thread of a dump: its header line and its frames, innermost first.

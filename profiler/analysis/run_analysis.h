@@ -144,6 +144,7 @@ struct Hang {
   struct Stack {
     int rank = 0;
     std::vector<std::string> frames;
+    std::string user_frame;  // the innermost frame outside Python's and packages' own files
   };
   std::vector<Stack> stacks;
 };
