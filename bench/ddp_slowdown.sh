@@ -10,19 +10,22 @@
 #
 # usage: bench/ddp_slowdown.sh [--pairs N] [--iters N] [--warmup N] [--layers N]
 #            [--width N] [--batch N] [--run-timeout S] [--python PY]
-#            [--rank-prefix CMD] [-- EXTRA...]
+#            [--rank-prefix CMD] [--against BUILD] [-- EXTRA...]
 #   PY is the torch Python [.venv/bin/python (scripts/setup.sh) if present, else
 #   /usr/bin/python3 (Debian's torch)].
 #   EXTRA goes to ddp_train.py in both variants (e.g. -- --bucket-cap-mb 1).
 #   CMD runs each rank's Python in both variants (scripts/onegpu_rank.sh: two
 #   NCCL ranks on one GPU, each its own NCCL_HOSTID).
+#   --against BUILD: the baseline is the job recorded by BUILD's ddpscope (an
+#   older build, say), not the plain job: the cost of a change to the injector.
 # env:   DDPSCOPE_BUILD  build tree holding ddpscope [build]
 #        OMP_NUM_THREADS torch threads per rank [1]
 set -euo pipefail
 
 pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32 run_timeout=120
-extra=() PY='' prefix=()
-usage() { sed -n '11,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+extra=() PY='' prefix=() against=''
+
+usage() { sed -n '11,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --pairs) pairs=$2; shift 2 ;;
@@ -34,6 +37,7 @@ while (($#)); do
     --run-timeout) run_timeout=$2; shift 2 ;;
     --python) PY=$2; shift 2 ;;
     --rank-prefix) prefix=("$2"); shift 2 ;;
+    --against) against=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) usage ;;
   esac
@@ -96,6 +100,10 @@ wait_ranks() {
 # Without ddpscope: the two ranks started here, the way `record --nproc` does.
 run_baseline() {
   local log=$1 port r pids=()
+  if [[ -n $against ]]; then
+    DDPSCOPE=$against/ddpscope run_ddpscope "$log"
+    return
+  fi
   port=$(free_port)
   for r in 0 1; do
     env RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
@@ -141,7 +149,7 @@ measure() {
 echo "ddp slowdown: $pairs pairs, 2 ranks (gloo, cpu), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
   "$PY (torch $("$PY" -c 'import torch; print(torch.__version__)'))," "${train_args[*]}"
 echo "rank 0 median step time per run, first $warmup iterations dropped;" \
-  "ddpscope: $DDPSCOPE; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "ddpscope: $DDPSCOPE;${against:+ baseline recorded by $against/ddpscope;} load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-5s %13s %13s %11s\n' pair "baseline ms" "ddpscope ms" "slowdown %"
 base=() prof=()
 for ((i = 1; i <= pairs; i++)); do

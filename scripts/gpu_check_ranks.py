@@ -237,6 +237,19 @@ def check_late_rank(check, report, slow_rank, sleep_ms):
           f"{late:.1f} ms (within 20 %)")
 
 
+# --- a rank stalled: the others' enqueued collective in flight -----------------
+
+
+def check_hang(check, report, nproc, state):
+    """The last rank stalled before a backward: the others wait in DDP's first
+    bucket (NCCL: enqueued on the GPU, not done), the stalled one is missing."""
+    hangs = (report or {}).get("hangs", [])
+    print(f"  hangs: {json.dumps(hangs)[:600]}")
+    want = (list(range(nproc - 1)), [nproc - 1], state, 0)
+    got = [(h["waiting_ranks"], h["missing_ranks"], h["state"], h["bucket"]) for h in hangs]
+    check(got == [want], f"a stalled rank: the report's hang is {want} (got {got})")
+
+
 # --- the tuner, its ranks started by this check --------------------------------
 
 
@@ -373,6 +386,13 @@ def ranks_section(check, build, work, nproc, device="cuda", iters=12, shape=GPU_
     if record_ranks(check, build, late, nproc, job, f"the job with rank {slow} late"):
         report = report_json(build, late)
         check_late_rank(check, report or {"ranks": []}, slow, SLEEP_MS)
+
+    stalled = os.path.join(work, f"stall-{nproc}")
+    job = ddp_job(stalled, device, iters, shape, ["--stall-rank", str(nproc - 1), "--stall-at", "3"])
+    # Stopped by record itself (SIGTERM to the ranks: exit 143) after the stall.
+    record_ranks(lambda ok, what: ok, build, stalled, nproc, job, "the stalled job",
+                 ["--hang-after", "3"])
+    check_hang(check, report_json(build, stalled), nproc, "enqueued" if gpu else "running")
 
     if gpu:
         events = os.path.join(work, f"events-{nproc}")

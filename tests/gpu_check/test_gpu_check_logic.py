@@ -220,6 +220,13 @@ class GpuCheckLogic(unittest.TestCase):
         self.assertEqual(len(run_check(ranks.check_late_rank, report, 1,
                                        2 * ranks.SLEEP_MS).failed()), 1)
 
+    def test_the_hang_check_wants_the_gpu_s_state(self):
+        with open(os.path.join(self.work, "stall-2", "report.json")) as f:
+            report = json.load(f)
+        self.assertEqual(run_check(ranks.check_hang, report, 2, "running").failed(), [])
+        self.assertEqual(len(run_check(ranks.check_hang, report, 2, "enqueued").failed()), 1)
+        self.assertEqual(len(run_check(ranks.check_hang, {"hangs": []}, 2, "running").failed()), 1)
+
     def test_event_timing_check(self):
         failed = run_check(ranks.check_event_timing, self.db(), self.accounts, ITERS).failed()
         self.assertEqual(len(failed), 2, failed)  # host-timed on both ranks
