@@ -368,8 +368,12 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   run.ddp = ddp_instances(accounts, views);
   run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);
-  run.hangs = find_hangs(reader, calls, run.ranks, run.world_size, origin);
-  run.mismatches = find_mismatches(reader);
+  // Over the whole run only: a part (--ranks, --since) leaves out the very
+  // ranks and calls that tell a hang from the edge of the part.
+  if (reader.filter().all()) {
+    run.hangs = find_hangs(reader, calls, run.ranks, run.world_size, origin);
+    run.mismatches = find_mismatches(reader);
+  }
   run.recommendations = recommend(run);
   core::progress::finish();
   return run;

@@ -75,10 +75,10 @@ def stall_line():
     return next(i + 1 for i in range(start, len(lines)) if "time.sleep(1)" in lines[i])
 
 
-def report(out):
+def report(out, *flags):
     path = os.path.join(out, "report.json")
-    r = subprocess.run([DDPSCOPE, "report", "-q", os.path.join(out, "run.db"), "--json", path],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([DDPSCOPE, "report", "-q", os.path.join(out, "run.db"), "--json", path,
+                        *flags], capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise AssertionError(f"report failed: {r.stderr}")
     with open(path) as f:
@@ -178,6 +178,8 @@ class Stall(unittest.TestCase):
             stacks = {s["rank"]: s["frames"] for s in h["stacks"]}
             self.assertEqual(sorted(stacks), [0, 1, 2], h["stacks"])
             self.assertEqual(stacks[2][0], f"{TRAIN}:{stall_line()} in stall")
+            # A part of the run has no diagnosis: rank 2 left out is not missing.
+            self.assertEqual(report(out, "--ranks", "0,1")["hangs"], [])
 
 
 class Abort(unittest.TestCase):
