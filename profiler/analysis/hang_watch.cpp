@@ -72,6 +72,8 @@ std::string this_host() {
 
 }  // namespace
 
+int stack_signal() { return SIGRTMIN + 3; }
+
 bool HangWatch::stuck() {
   auto ranks = glance_all(dir_);
   int64_t last_end = INT64_MIN, first_wait = INT64_MAX;

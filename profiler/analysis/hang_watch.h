@@ -14,6 +14,11 @@
 
 namespace ddpscope::analysis {
 
+// The signal on which a rank's Python start-up hook dumps its stacks
+// (DDPSCOPE_STACK_SIGNAL): a real-time one no job uses by accident, sent only
+// to processes whose hook registered for it.
+int stack_signal();
+
 class HangWatch {
  public:
   HangWatch(std::string dir, double after_s) : dir_(std::move(dir)), after_s_(after_s) {}
