@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import os
+import signal
 import sys
 import time
 
@@ -43,15 +44,19 @@ def parse_args():
     p.add_argument("--stall-rank", type=int, default=-1,
                    help="this rank stops before the backward of iteration --stall-at, for good: "
                    "the others wait in its bucket all-reduces (a hang, for docs/hangs.md)")
-    p.add_argument("--abort-rank", type=int, default=-1,
-                   help="this rank aborts (SIGABRT) before the backward of iteration --stall-at")
+    p.add_argument("--die-rank", type=int, default=-1,
+                   help="this rank dies (--die-how) before the backward of iteration --stall-at")
+    p.add_argument("--die-how", choices=["abort", "segv", "bus", "exit"], default="abort",
+                   help="abort: SIGABRT (as std::terminate); segv: a null read; bus: SIGBUS; "
+                   "exit: os._exit(3), no clean-up")
+    p.add_argument("--die-delay-ms", type=float, default=0.0, help="wait this long, then die")
     p.add_argument("--raise-rank", type=int, default=-1,
                    help="this rank raises an exception before the backward of iteration --stall-at")
     p.add_argument("--mismatch-rank", type=int, default=-1,
                    help="at iteration --stall-at every rank all-reduces a tensor of 4 elements, "
                    "this one of 7 (a desync)")
     p.add_argument("--stall-at", type=int, default=3,
-                   help="iteration of --stall-rank, --abort-rank, --raise-rank, --mismatch-rank")
+                   help="iteration of --stall-rank, --die-rank, --raise-rank, --mismatch-rank")
     return p.parse_args()
 
 
@@ -138,8 +143,8 @@ def main():
         loss = loss_fn(ddp(x), y)
         if it == args.stall_at and rank == args.stall_rank:
             stall()
-        if it == args.stall_at and rank == args.abort_rank:
-            os.abort()
+        if it == args.stall_at and rank == args.die_rank:
+            die(args.die_how, args.die_delay_ms)
         if it == args.stall_at and rank == args.raise_rank:
             raise RuntimeError(f"rank {rank}: a bad batch at iteration {it}")
         if it == args.stall_at and args.mismatch_rank >= 0:
@@ -177,6 +182,19 @@ def main():
             json.dump(dict(params_digest(model), rank=rank), f, indent=1)
     del model, opt
     shutdown(ddp)
+
+
+def die(how, delay_ms):
+    """A rank that dies, each of the ways a process can (docs/hangs.md)."""
+    time.sleep(delay_ms / 1000.0)
+    if how == "abort":
+        os.abort()
+    elif how == "segv":
+        import ctypes
+        ctypes.string_at(0)
+    elif how == "bus":
+        os.kill(os.getpid(), signal.SIGBUS)
+    os._exit(3)
 
 
 def stall():

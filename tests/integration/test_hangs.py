@@ -13,9 +13,10 @@ Real 3-rank Gloo DDP jobs (examples/ddp_train.py) under `ddpscope record`:
   rank 2 lists none, and its last completed all-reduce is an earlier
   iteration's. The report's hangs[] names the waiting ranks, the missing
   one (killed by SIGINT), DDP's bucket 0 of iteration 3 and its bytes.
-- Abort: rank 2 aborts (SIGABRT, as Gloo's enforce does through
-  std::terminate) before the backward of iteration 3. Its file is there and
-  readable, with the collectives of the iterations before, and the run merged.
+- Die: rank 2 dies before the backward of iteration 3: SIGABRT (as Gloo's
+  enforce does through std::terminate), SIGSEGV, SIGBUS, or os._exit after
+  three flush intervals. Its file is there and readable, with the
+  collectives of the iterations before, the run merged, and its end reported.
 - Raise: rank 2 raises before the backward of iteration 3: the report gives
   its exit status (1) and names ranks 0 and 1 waiting.
 - Mismatch: at iteration 3 ranks 0 and 1 all-reduce 4 elements, rank 2 seven
@@ -182,13 +183,15 @@ class Stall(unittest.TestCase):
             self.assertEqual(report(out, "--ranks", "0,1")["hangs"], [])
 
 
-class Abort(unittest.TestCase):
-    def test_an_aborted_rank_keeps_its_file(self):
-        with tempfile.TemporaryDirectory(prefix="ddpscope-abort-") as out:
-            r = record(out, "--abort-rank", "2")
-            self.assertNotEqual(r.returncode, 0, "a rank aborted: the job failed")
+class Die(unittest.TestCase):
+    """A rank that dies keeps its file: every way of dying."""
+
+    def died(self, how, delay_ms=0):
+        with tempfile.TemporaryDirectory(prefix=f"ddpscope-die-{how}-") as out:
+            r = record(out, "--die-rank", "2", "--die-how", how, "--die-delay-ms", str(delay_ms))
+            self.assertNotEqual(r.returncode, 0, "a rank died: the job failed")
             path = os.path.join(out, "rank-2.db")
-            self.assertTrue(os.path.exists(path), f"no file of the aborted rank\n{r.stderr}")
+            self.assertTrue(os.path.exists(path), f"no file of the dead rank\n{r.stderr}")
             db = sqlite3.connect(path)
             self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
             done = db.execute("SELECT count(*) FROM collectives WHERE op='allreduce'"
@@ -196,10 +199,22 @@ class Abort(unittest.TestCase):
             # Iterations 0..STALL_AT-1 reduced every bucket of DDP's layouts.
             self.assertEqual(done, before_stall(db))
             self.assertTrue(os.path.exists(os.path.join(out, "run.db")), r.stderr)
-
             rep = report(out)
-            ends = {x["rank"]: (x["exit_code"], x["signal"]) for x in rep["ranks"]}
-            self.assertEqual(ends[2], (None, signal.SIGABRT))
+            return {x["rank"]: (x["exit_code"], x["signal"]) for x in rep["ranks"]}[2]
+
+    def test_abort(self):  # std::terminate, a failed assertion
+        self.assertEqual(self.died("abort"), (None, signal.SIGABRT))
+
+    def test_segv(self):
+        self.assertEqual(self.died("segv"), (None, signal.SIGSEGV))
+
+    def test_bus(self):
+        self.assertEqual(self.died("bus"), (None, signal.SIGBUS))
+
+    def test_exit_without_clean_up(self):
+        # os._exit runs no exit handler: what the last flush wrote stays, so
+        # the rank waits three flush intervals first.
+        self.assertEqual(self.died("exit", delay_ms=3 * FLUSH_MS), (3, None))
 
 
 class Raise(unittest.TestCase):
