@@ -51,6 +51,17 @@ int pending(int hold_ms) {
   return 0;
 }
 
+// A stuck NCCL job: its all-reduces were enqueued and their stream never
+// runs them (a peer that never came). Killed by the test.
+int stuck() {
+  fakecuda_hold(stream(1));
+  allreduces(3, 2, stream(1));
+  printf("enqueued\n");
+  fflush(stdout);
+  sleep(60);
+  return 0;
+}
+
 // The driver cannot time the events (a real error, not NOT_READY).
 int elapsed_error() {
   fakecuda_elapsed_error(CUDA_ERROR_INVALID_HANDLE);
@@ -113,6 +124,7 @@ int main(int argc, char** argv) {
   if (ncclCommInitAll(&g_comm, 1, nullptr) != ncclSuccess) return 91;
   int rc = 2;
   if (mode == "pending") rc = pending(a);
+  if (mode == "stuck") rc = stuck();
   if (mode == "elapsed-error") rc = elapsed_error();
   if (mode == "slots") rc = slots(a);
   if (mode == "capture-global") rc = capture_global(a);

@@ -52,6 +52,34 @@ TEST_CASE("work still running keeps its collectives pending, then they are event
   CHECK(db.meta().count("count:untimed_collectives") == 0);
 }
 
+// docs/hangs.md: an NCCL collective whose GPU work never runs is in flight,
+// `enqueued`, in the rank file, and stays there when the process is killed.
+TEST_CASE("enqueued collectives whose work never runs are in flight, through kill -9") {
+  auto dir = testing::temp_dir("event-stuck");
+  testing::Process p({CUDA_EVENT_WORKLOAD_EXE, "stuck"}, injected(dir, 50));
+  REQUIRE(p.wait_for_line("enqueued"));
+  auto in_flight = [&] {  // 0 while the file or its rows are not there yet
+    try {
+      store::RunReader db(dir + "/rank-0.db");
+      return db.rows<InflightRecord>().size();
+    } catch (const std::exception&) {
+      return size_t(0);
+    }
+  };
+  for (int waited = 0; waited < 30000 && in_flight() < 3; waited += 50) usleep(50000);
+  p.signal(SIGKILL);
+  REQUIRE(p.wait().status == 128 + SIGKILL);
+  store::RunReader db(dir + "/rank-0.db");
+  auto rows = db.rows<InflightRecord>();
+  REQUIRE(rows.size() == 3);
+  for (const auto& r : rows) {
+    CHECK(r.state == InflightState::enqueued);
+    CHECK((r.op == Op::allreduce && r.count == 2 && r.bytes == 8));
+    CHECK(r.seen_ns >= r.host_start_ns);
+  }
+  CHECK(db.collectives().empty());
+}
+
 TEST_CASE("a timing error that will not go away resolves at once, host-timed and counted") {
   auto dir = testing::temp_dir("event-error");
   testing::Process p({CUDA_EVENT_WORKLOAD_EXE, "elapsed-error"}, injected(dir, 50));
