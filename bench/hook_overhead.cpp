@@ -4,6 +4,7 @@
 // libddpscope_inject.so preloaded. Reports the median over batches.
 //
 //   bench_hook_overhead [CALLS]      (default 2,000,000)
+//   BENCH_INJECT_LIB=PATH bench_hook_overhead   another injector (an older build's, say)
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,12 +58,17 @@ int inner(long calls) {
   return 0;
 }
 
+const char* injector() {
+  const char* other = getenv("BENCH_INJECT_LIB");
+  return other && *other ? other : INJECT_LIB;
+}
+
 bench::Figures run_child(const char* self, long calls, bool inject, const std::string& out_dir) {
   if (!inject) return bench::run_inner(self, calls, {});
   // Default ring size; a flush interval short enough that every burst is
   // drained before the next, so nothing is dropped (checked below).
   return bench::run_inner(self, calls,
-                          {{"LD_PRELOAD", INJECT_LIB},
+                          {{"LD_PRELOAD", injector()},
                            {"DDPSCOPE_OUT", out_dir},
                            {"DDPSCOPE_FLUSH_MS", "20"},
                            {"DDPSCOPE_QUIET", "1"}});  // no "no CUPTI here" notice per run
@@ -75,8 +81,8 @@ int main(int argc, char** argv) {
   long calls = argc > 1 ? atol(argv[1]) : 2000000;
   char tmpl[] = "/tmp/ddpscope-bench-XXXXXX";
   std::string dir = mkdtemp(tmpl);
-  printf("hook overhead: %ld ncclAllReduce calls per run, NCCL-ABI test library, 1-rank comm\n",
-         calls);
+  printf("hook overhead: %ld ncclAllReduce calls per run, NCCL-ABI test library, 1-rank comm, %s\n",
+         calls, injector());
   printf("%-10s %12s %12s %12s\n", "run", "median ns", "p10 ns", "p90 ns");
   std::vector<double> base, with;
   for (int rep = 0; rep < 5; ++rep) {  // interleaved, so drift hits both alike
