@@ -23,8 +23,8 @@ SHAPED, ONE_NODE = "2x2:inter=1gbit", "1x4"
 SLOWER_LINK = "2x2:inter=400mbit"
 BUCKET_MB = "0.5,2,8,32"
 # Median |error| bounds, percent. bench/model_accuracy.sh measures the
-# target (<= 5 %) on an idle machine; its six rounds of the eighth session
-# (docs/model_rounds.md) had medians of 0.7-2.5 % in sample,
+# target (<= 5 %) on an idle machine; six of its rounds (git log of
+# docs/model.md) had medians of 0.7-2.5 % in sample,
 # 0.3-1.1 % at 400 Mbit/s, 1.6-7.4 % on 1x4. The suite's machine is
 # shared with the rest of the run and its small all-reduces on one node
 # switch between two modes (docs/model.md), so the bounds leave room: 10 %
