@@ -125,6 +125,62 @@ TEST_CASE("CSV: an empty analysis still writes every header") {
   CHECK(read_text(f.dir + "/out/recommendations.csv") == "setting,value,reason\r\n");
 }
 
+TEST_CASE("JSON: where a job stopped and who called something else (docs/hangs.md)") {
+  Rendered f("json-hangs");
+  analysis::Hang h;
+  h.comm_id = 18446744073709551557ull;  // 64 bits: a string, not a JSON number
+  h.nranks = 3, h.seq = 14, h.op = Op::allreduce, h.dtype = Dtype::float32;
+  h.count = 4810, h.bytes = 19240, h.bucket = 0, h.iteration = 3, h.state = "running";
+  h.waiting_ranks = {0, 1}, h.missing_ranks = {2};
+  h.waiting_since_s = 0.5, h.waited_s = 10.25;
+  analysis::MissingRank m;
+  m.rank = 2, m.last_seq = 13, m.last_bytes = 16640, m.last_bucket = 3, m.signal = 2;
+  m.ended = "killed by signal 2 (SIGINT)";
+  h.missing = {m};
+  h.stacks = {{2, {"train.py:186 in stall", "train.py:140 in main"}, "train.py:186 in stall"}};
+  f.run.hangs = {h};
+  analysis::Mismatch mm;
+  mm.comm_id = 7, mm.seq = 10;
+  mm.shapes = {{{0, 1}, Op::allreduce, Dtype::float32, 4}, {{2}, Op::allreduce, Dtype::float32, 7}};
+  f.run.mismatches = {mm};
+  auto json = reports::make_json_renderer();
+  f.write(*json, f.dir + "/report.json");
+  Json j = Json::parse(read_text(f.dir + "/report.json"));
+  CHECK(j["hangs"][0] ==
+        Json{{"comm", "18446744073709551557"},
+             {"nranks", 3},
+             {"seq", 14},
+             {"op", "allreduce"},
+             {"dtype", "float32"},
+             {"count", 4810},
+             {"bytes", 19240},
+             {"bucket", 0},
+             {"iteration", 3},
+             {"state", "running"},
+             {"waiting_ranks", {0, 1}},
+             {"missing_ranks", {2}},
+             {"completed_ranks", Json::array()},
+             {"waiting_since_s", 0.5},
+             {"waited_s", 10.25},
+             {"missing",
+              {{{"rank", 2},
+                {"last_completed",
+                 {{"seq", 13}, {"op", "allreduce"}, {"bytes", 16640}, {"bucket", 3}}},
+                {"exit_code", nullptr},
+                {"signal", 2},
+                {"ended", "killed by signal 2 (SIGINT)"}}}},
+             {"stacks",
+              {{{"rank", 2},
+                {"frames", {"train.py:186 in stall", "train.py:140 in main"}},
+                {"user_frame", "train.py:186 in stall"}}}}});
+  CHECK(j["mismatches"][0] ==
+        Json{{"comm", "7"},
+             {"seq", 10},
+             {"shapes",
+              {{{"ranks", {0, 1}}, {"op", "allreduce"}, {"dtype", "float32"}, {"count", 4}},
+               {{"ranks", {2}}, {"op", "allreduce"}, {"dtype", "float32"}, {"count", 7}}}}});
+}
+
 TEST_CASE("JSON: the public contract, with null for undefined figures") {
   Rendered f("json");
   auto json = reports::make_json_renderer();
@@ -135,8 +191,9 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
 
   for (const char* key : {"world_size", "backend", "timing", "ranks_recorded", "command",
                           "iterations", "buckets", "collectives", "ops", "ranks", "recommendations",
-                          "iteration_list", "lateness", "ddp", "roles"})
+                          "iteration_list", "lateness", "ddp", "roles", "hangs", "mismatches"})
     CHECK(j.contains(key));
+  CHECK((j["hangs"] == Json::array() && j["mismatches"] == Json::array()));
   CHECK(j["world_size"] == 2);
   CHECK(j["backend"] == "nccl");
   CHECK(j["timing"] == "event");
@@ -218,7 +275,10 @@ TEST_CASE("JSON: the public contract, with null for undefined figures") {
                               {"shadow_iterations", 0},
                               {"clock_drift_ppm", 0.0},
                               {"clock_residual_us", 0.0},
-                              {"kernel_overlap_pct", 62.5}});
+                              {"kernel_overlap_pct", 62.5},
+                              {"exit_code", nullptr},
+                              {"signal", nullptr},
+                              {"finalized", false}});
   CHECK(j["ranks"][0]["kernel_overlap_pct"].is_null());
   CHECK(j["recommendations"][0] ==
         Json{{"setting", "bucket_cap_mb"}, {"value", "100"}, {"reason", kAwkwardReason}});
