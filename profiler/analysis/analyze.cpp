@@ -36,21 +36,6 @@ void rank_endings(RunAnalysis& run, store::RunReader& reader,
   }
 }
 
-Call to_call(const CollectiveRecord& c) {
-  Call x;
-  x.id = c.id;
-  x.host_start = c.host_start_ns;
-  x.start = execution_start(c);
-  x.end = execution_end(c);
-  x.bytes = c.bytes;
-  x.seq = c.seq;
-  x.comm_id = c.comm_id;
-  x.rank = c.rank;
-  x.nranks = c.nranks;
-  x.op = c.op;
-  return x;
-}
-
 // The communicator DDP reduces gradients on: the one with the most all-reduce
 // bytes on this rank.
 uint64_t ddp_comm(std::span<const Call> mine) {
@@ -332,7 +317,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
     read.tick();
     ops.add(c);
     if (device_span_without_kernels(c)) device_spans[c.rank].push_back({c.start_ns, c.end_ns});
-    calls.push_back(to_call(c));
+    calls.push_back(call_of(c));
     best = std::max(best, c.timing);
     origin = std::min(origin, c.host_start_ns);
   });

@@ -15,17 +15,6 @@
 namespace ddpscope::analysis {
 namespace {
 
-std::vector<int> split_ranks(const std::string& list) {  // "0,2,5" (group_concat)
-  std::vector<int> out;
-  for (size_t at = 0; at < list.size();) {
-    size_t comma = list.find(',', at);
-    if (comma == std::string::npos) comma = list.size();
-    out.push_back(std::stoi(list.substr(at, comma - at)));
-    at = comma + 1;
-  }
-  return out;
-}
-
 bool point_to_point(Op op) { return op == Op::send || op == Op::recv; }
 
 // Ops whose element count every rank must agree on (an all-gather's or a
@@ -83,17 +72,14 @@ std::optional<uint64_t> first_unfinished(const CommView& v) {
   return first;
 }
 
+// The in-flight row as the collective it will be once completed.
 Call call_of(const InflightRecord& f) {
-  Call c;
+  CollectiveRecord c;
   c.id = -1;
-  c.host_start = c.start = c.end = f.host_start_ns;
+  c.rank = f.rank, c.comm_id = f.comm_id, c.nranks = f.nranks, c.seq = f.seq, c.op = f.op;
   c.bytes = f.bytes;
-  c.seq = f.seq;
-  c.comm_id = f.comm_id;
-  c.rank = f.rank;
-  c.nranks = f.nranks;
-  c.op = f.op;
-  return c;
+  c.host_start_ns = c.start_ns = c.end_ns = f.host_start_ns;
+  return analysis::call_of(c);
 }
 
 // The in-flight collective classified with its rank's completed ones, as if
@@ -317,7 +303,7 @@ std::vector<Mismatch> find_mismatches(store::RunReader& reader) {
     s.op = parse_op(st.text_view(2)).value_or(Op::allreduce);
     s.dtype = parse_dtype(st.text_view(3)).value_or(Dtype::unknown);
     s.count = uint64_t(st.int64(4));
-    for (const auto& part : split_ranks(st.text(5))) s.ranks.push_back(part);
+    for (uint64_t r : parse_sizes(st.text(5))) s.ranks.push_back(int(r));  // "0,2,5"
     if (cur.shapes.empty() || comm != cur.comm_id || seq != cur.seq) {
       close();
       cur = Mismatch{comm, seq, {}};

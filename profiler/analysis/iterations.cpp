@@ -4,9 +4,25 @@
 #include <cmath>
 #include <map>
 
+#include "profiler/analysis/op_summary.h"
 #include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
+
+Call call_of(const CollectiveRecord& c) {
+  Call x;
+  x.id = c.id;
+  x.host_start = c.host_start_ns;
+  x.start = execution_start(c);
+  x.end = execution_end(c);
+  x.bytes = c.bytes;
+  x.seq = c.seq;
+  x.comm_id = c.comm_id;
+  x.rank = c.rank;
+  x.nranks = c.nranks;
+  x.op = c.op;
+  return x;
+}
 
 uint64_t busiest_comm(const std::map<uint64_t, uint64_t>& allreduce_bytes_by_comm) {
   uint64_t best = 0, most = 0;

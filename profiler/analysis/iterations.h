@@ -18,6 +18,7 @@
 
 #include "profiler/analysis/intervals.h"
 #include "profiler/analysis/run_analysis.h"
+#include "profiler/core/records.h"
 #include "profiler/core/vocab.h"
 
 namespace ddpscope::analysis {
@@ -36,6 +37,9 @@ struct Call {
   CollectiveRole role = CollectiveRole::unknown;
   bool shadow = false;  // issued by a joined rank shadowing the others
 };
+
+// A collective as the iteration split sees it (its execution interval).
+Call call_of(const CollectiveRecord& c);
 
 struct Iteration {
   size_t first = 0, count = 0;  // a run of calls (indices into the seq-ordered list)
