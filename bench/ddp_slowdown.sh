@@ -146,7 +146,10 @@ measure() {
   rank0_median "$log"
 }
 
-echo "ddp slowdown: $pairs pairs, 2 ranks (gloo, cpu), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
+# The job picks its backend by device (examples/ddp_train.py): NCCL on cuda.
+where="gloo, cpu"
+[[ " ${extra[*]} " == *" --device cuda "* ]] && where="nccl, cuda"
+echo "ddp slowdown: $pairs pairs, 2 ranks ($where), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
   "$PY (torch $("$PY" -c 'import torch; print(torch.__version__)'))," "${train_args[*]}"
 echo "rank 0 median step time per run, first $warmup iterations dropped;" \
   "ddpscope: $DDPSCOPE;${against:+ baseline recorded by $against/ddpscope;} load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -308,7 +308,7 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--keep", help="copy the one-rank run databases into this folder")
     p.add_argument("--sections", default=",".join(SECTIONS),
-                   help="which, in this order: ranks (2 and 3 NCCL ranks on the GPU), tuner "
+                   help="which, in the order given: ranks (2 and 3 NCCL ranks on the GPU), tuner "
                    "(2-rank NCCL replay), loops (ten DDP loops at 2 ranks), one (world size "
                    "1), bench (figures)")
     p.add_argument("--ranks", default="2,3", help="rank counts of the ranks section")
@@ -333,7 +333,7 @@ def main():
         "one": lambda: one_rank(args, work, nccl),
         "bench": lambda: benches(args),
     }
-    for name in [s for s in SECTIONS if s in wanted]:
+    for name in dict.fromkeys(wanted):  # in the order asked, each once
         spent = time.monotonic() - begin
         if spent > args.budget:
             print(f"\n== {name}: not run ({spent:.0f} s spent of the {args.budget:.0f} s budget)")

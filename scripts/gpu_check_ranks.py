@@ -240,13 +240,18 @@ def check_late_rank(check, report, slow_rank, sleep_ms):
 # --- a rank stalled: the others' enqueued collective in flight -----------------
 
 
+STALL_AT = 3
+
+
 def check_hang(check, report, nproc, state):
-    """The last rank stalled before a backward: the others wait in DDP's first
-    bucket (NCCL: enqueued on the GPU, not done), the stalled one is missing."""
+    """The last rank stalled before backward STALL_AT: the others wait in DDP's
+    first bucket of that iteration (NCCL: enqueued on the GPU, not done), the
+    stalled one is missing."""
     hangs = (report or {}).get("hangs", [])
     print(f"  hangs: {json.dumps(hangs)[:600]}")
-    want = (list(range(nproc - 1)), [nproc - 1], state, 0)
-    got = [(h["waiting_ranks"], h["missing_ranks"], h["state"], h["bucket"]) for h in hangs]
+    want = (list(range(nproc - 1)), [nproc - 1], state, 0, STALL_AT)
+    got = [(h["waiting_ranks"], h["missing_ranks"], h["state"], h["bucket"], h["iteration"])
+           for h in hangs]
     check(got == [want], f"a stalled rank: the report's hang is {want} (got {got})")
 
 
@@ -296,6 +301,12 @@ ROOT = os.path.dirname(HERE)
 # the first buckets' all-reduces run while backward still computes.
 GPU_SHAPE = {"layers": 6, "width": 2048, "batch": 1024, "bucket_cap_mb": 8}
 SLEEP_MS = 40.0
+# The late rank's job on a GPU: small enough that the GPU idles most of a
+# step. The ranks share one GPU here, so behind GPU_SHAPE's 200 ms of queued
+# kernels a host that sleeps 40 ms only queues its share later, and nobody
+# waits for it (2 ms of lateness measured on an H100); on GPUs of their own
+# the same sleep would show.
+LATE_GPU_SHAPE = {"layers": 2, "width": 256, "batch": 64, "bucket_cap_mb": 8}
 
 
 def ddp_job(out, device, iters, shape, extra=()):
@@ -381,14 +392,15 @@ def ranks_section(check, build, work, nproc, device="cuda", iters=12, shape=GPU_
 
     slow = nproc - 1
     late = os.path.join(work, f"late-{nproc}")
-    job = ddp_job(late, device, iters, shape, ["--sleep-ms", str(SLEEP_MS), "--sleep-rank",
-                                               str(slow)])
+    job = ddp_job(late, device, iters, LATE_GPU_SHAPE if gpu else shape,
+                  ["--sleep-ms", str(SLEEP_MS), "--sleep-rank", str(slow)])
     if record_ranks(check, build, late, nproc, job, f"the job with rank {slow} late"):
         report = report_json(build, late)
         check_late_rank(check, report or {"ranks": []}, slow, SLEEP_MS)
 
     stalled = os.path.join(work, f"stall-{nproc}")
-    job = ddp_job(stalled, device, iters, shape, ["--stall-rank", str(nproc - 1), "--stall-at", "3"])
+    job = ddp_job(stalled, device, iters, shape, ["--stall-rank", str(nproc - 1),
+                                                   "--stall-at", str(STALL_AT)])
     # Stopped by record itself (SIGTERM to the ranks: exit 143) after the stall.
     record_ranks(lambda ok, what: ok, build, stalled, nproc, job, "the stalled job",
                  ["--hang-after", "3"])

@@ -30,6 +30,31 @@ struct CommView {
   std::map<int, std::map<uint64_t, InflightRecord>> inflight;  // rank -> seq -> row
 };
 
+// A collective every other member completed is not where the job stopped:
+// its data reached them all, so this rank's kernel has ended or is about to.
+// A rank still listing it enqueued has a late CUPTI record: CUPTI hands a
+// buffer over only once every record in it is complete, and the kernel the
+// job is stuck in shares the buffer (seen on an H100: a 2-rank stall placed
+// one iteration early). Counted completed here.
+void settle_late_records(CommView& v) {
+  if (v.members.size() < 2) return;
+  for (auto& [rank, rows] : v.inflight)
+    for (auto it = rows.begin(); it != rows.end();) {
+      bool others_done = it->second.state == InflightState::enqueued;
+      for (int m : v.members) {
+        if (m == rank || !others_done) continue;
+        auto done = v.completed.find(m);
+        others_done = done != v.completed.end() && done->second.count(it->first);
+      }
+      if (!others_done) {
+        ++it;
+        continue;
+      }
+      v.completed[rank].insert(it->first);
+      it = rows.erase(it);
+    }
+}
+
 std::map<uint64_t, CommView> comm_views(store::RunReader& reader, const std::vector<Call>& calls,
                                         int world_size) {
   std::map<uint64_t, CommView> comms;
@@ -49,6 +74,7 @@ std::map<uint64_t, CommView> comm_views(store::RunReader& reader, const std::vec
     for (const auto& [r, _] : v.inflight) v.members.insert(r);
     if (v.nranks == world_size && int(v.members.size()) < world_size)
       for (int r = 0; r < world_size; ++r) v.members.insert(r);
+    settle_late_records(v);
   }
   return comms;
 }
@@ -84,20 +110,25 @@ Call call_of(const InflightRecord& f) {
 
 // The in-flight collective classified with its rank's completed ones, as if
 // it had completed: its DDP bucket and the backward pass (iteration) it is in.
+// Its rank's earlier in-flight rows count too (late records, settled above).
 void classify_inflight(store::RunReader& reader, const std::vector<Call>& calls,
                        const InflightRecord& f, Hang& h) {
-  auto info = reader.rows<DdpInfoRecord>("rank = " + std::to_string(f.rank), "recorded_ns");
+  std::string rank = "rank = " + std::to_string(f.rank);
+  auto info = reader.rows<DdpInfoRecord>(rank, "recorded_ns");
   if (info.empty()) return;
-  auto regions = reader.rows<DdpRegionRecord>("rank = " + std::to_string(f.rank));
+  auto regions = reader.rows<DdpRegionRecord>(rank);
   std::vector<Call> mine;
   for (const auto& c : calls)
     if (c.rank == f.rank) mine.push_back(c);
+  for (const auto& earlier : reader.rows<InflightRecord>(rank))
+    if (earlier.comm_id == f.comm_id && earlier.seq < f.seq) mine.push_back(call_of(earlier));
   mine.push_back(call_of(f));
+  mine.back().id = -2;  // the one asked about
   std::stable_sort(mine.begin(), mine.end(), [](const Call& a, const Call& b) {
     return a.comm_id != b.comm_id ? a.comm_id < b.comm_id : a.seq < b.seq;
   });
   RankAccount acc = classify_rank(mine, regions, info);
-  auto it = std::find_if(mine.begin(), mine.end(), [](const Call& c) { return c.id == -1; });
+  auto it = std::find_if(mine.begin(), mine.end(), [](const Call& c) { return c.id == -2; });
   if (it == mine.end() || it->role != CollectiveRole::ddp_bucket) return;
   h.bucket = it->bucket;
   std::set<uint32_t> before;  // the instance's backward passes before this one

@@ -17,10 +17,15 @@ struct HookComm {
   std::map<Op, std::vector<const CollectiveRecord*>> calls;
 };
 
+// NCCL moves the data of its collectives that reduce nothing (Broadcast,
+// AllGather) as bytes: its plugin reports them as that many ncclInt8.
 bool agrees(const CollectiveRecord& h, const NcclPluginCollectiveRecord& p) {
-  if (h.count != uint64_t(p.count)) return false;
   Dtype d = dtype_of_nccl_name(p.dtype);
-  return d == Dtype::unknown || h.dtype == Dtype::unknown || d == h.dtype;
+  if (h.count == uint64_t(p.count))
+    return d == Dtype::unknown || h.dtype == Dtype::unknown || d == h.dtype;
+  bool as_bytes = (h.op == Op::broadcast || h.op == Op::allgather) &&
+                  (d == Dtype::unknown || dtype_bytes(d) == 1);
+  return as_bytes && h.count * dtype_bytes(h.dtype) == uint64_t(p.count);
 }
 
 // The hooks' call that NCCL's seqNumber-th collective of its function is.

@@ -143,7 +143,12 @@ void Row<NcclPluginCollectiveRecord>::bind(Statement& s, int b,
   s.bind_time(b + 14, r.end_ns);
   s.bind(b + 15, int64_t(r.comm_rank));
   s.bind(b + 16, r.coll_key);
-  s.bind(b + 17, r.collective_id);
+  // Joined by the merge (nccl_join.h); a rank file's rows are not yet: NULL,
+  // which the merge's id shift leaves NULL (0 would become an id).
+  if (r.collective_id > 0)
+    s.bind(b + 17, r.collective_id);
+  else
+    s.bind_null(b + 17);
 }
 
 NcclPluginCollectiveRecord Row<NcclPluginCollectiveRecord>::read(const Statement& s) {

@@ -4,9 +4,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "profiler/analysis/analyze.h"
 #include "profiler/analysis/hangs.h"
 #include "profiler/core/input_error.h"
 #include "profiler/store/launch_account.h"
+#include "profiler/store/merge.h"
+#include "profiler/store/writer.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;
@@ -71,4 +74,82 @@ TEST_CASE("stack dumps are found by pid, empty ones left out") {
   auto dumps = store::read_stack_dumps(dir);
   REQUIRE(dumps.size() == 1);
   CHECK(dumps[0].pid == 42);
+}
+
+namespace {
+
+CollectiveRecord bucket(int rank, uint64_t seq) {
+  CollectiveRecord c;
+  c.id = int64_t(seq + 1);
+  c.rank = rank;
+  c.comm_id = 77;
+  c.comm_rank = rank;
+  c.nranks = 2;
+  c.seq = seq;
+  c.dtype = Dtype::float32;
+  c.count = 1000;
+  c.bytes = 4000;
+  c.host_start_ns = 1000 * int64_t(seq + 1);
+  c.host_end_ns = c.host_start_ns + 10;
+  c.start_ns = c.host_start_ns;
+  c.end_ns = c.host_end_ns;
+  c.timing = Timing::cupti;
+  return c;
+}
+
+// Rank 0 completed collectives [0, done0) and lists [done0, done0 + waiting)
+// enqueued; rank 1 completed [0, done1).
+std::string stalled_run(const std::string& dir, uint64_t done0, uint64_t waiting, uint64_t done1) {
+  std::vector<std::string> files;
+  for (int rank : {0, 1}) {
+    files.push_back(dir + "/rank-" + std::to_string(rank) + ".db");
+    store::RankWriter w(files.back(), {{"kind", "rank"}, {"timeline", "monotonic"}});
+    w.begin();
+    for (uint64_t s = 0; s < (rank ? done1 : done0); ++s) w.add(bucket(rank, s));
+    std::vector<InflightRecord> inflight;
+    for (uint64_t s = done0; rank == 0 && s < done0 + waiting; ++s) {
+      auto c = bucket(0, s);
+      inflight.push_back({0, c.comm_id, 0, 2, s, c.op, c.dtype, c.count, c.bytes, 0,
+                          c.host_start_ns, 1'000'000, InflightState::enqueued});
+    }
+    w.replace_inflight(inflight);
+    ProcessRecord p;
+    p.rank = rank;
+    p.world_size = 2;
+    w.put(p);
+    w.commit();
+    w.close();
+  }
+  store::merge_rank_files(files, dir + "/run.db");
+  return dir + "/run.db";
+}
+
+}  // namespace
+
+TEST_CASE("a collective the other ranks completed is not where the job stopped") {
+  // Rank 0's records of collectives 2 and 3 are late (CUPTI keeps a buffer
+  // until all its records are complete); rank 1 completed them and never
+  // entered 4, which rank 0 waits in.
+  auto dir = testing::temp_dir("late-records");
+  store::RunReader reader(stalled_run(dir, 2, 4, 4));
+  auto run = analysis::analyze_run(reader);
+  REQUIRE(run.hangs.size() == 1);
+  const auto& h = run.hangs[0];
+  CHECK(h.seq == 4);
+  CHECK(h.state == "enqueued");
+  CHECK(h.waiting_ranks == std::vector<int>{0});
+  CHECK(h.missing_ranks == std::vector<int>{1});
+  CHECK(h.completed_ranks.empty());
+}
+
+TEST_CASE("a collective only some ranks completed is still where the job stopped") {
+  // Rank 1 completed [0, 2) and never entered 2; rank 0 lists 2 and 3
+  // enqueued. Nobody completed 2: the job stopped there.
+  auto dir = testing::temp_dir("true-stall");
+  store::RunReader reader(stalled_run(dir, 2, 2, 2));
+  auto run = analysis::analyze_run(reader);
+  REQUIRE(run.hangs.size() == 1);
+  CHECK(run.hangs[0].seq == 2);
+  CHECK(run.hangs[0].waiting_ranks == std::vector<int>{0});
+  CHECK(run.hangs[0].missing_ranks == std::vector<int>{1});
 }

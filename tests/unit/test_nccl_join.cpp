@@ -105,6 +105,29 @@ TEST_CASE("nccl join: a call the plugin never saw leaves no wrong link") {
   CHECK(links.collectives == std::map<int64_t, int64_t>{{12, 2}});
 }
 
+TEST_CASE("nccl join: broadcasts and all-gathers are counted in bytes by NCCL") {
+  // NCCL moves what it does not reduce as ncclInt8: DDP's 42-element int64
+  // broadcast is its 336-byte Broadcast. A reduction keeps its type: 40
+  // ncclInt8 is not the hooks' 10-float all-reduce.
+  auto bytes = [](NcclPluginCollectiveRecord p) {
+    p.dtype = "ncclInt8";
+    return p;
+  };
+  auto wide = [](CollectiveRecord c) {
+    c.dtype = Dtype::int64;
+    return c;
+  };
+  auto links =
+      link_plugin_rows({hook_comm(7, 100)},
+                       {wide(call(1, 7, 0, Op::allgather, 1)),
+                        wide(call(2, 7, 1, Op::broadcast, 42)), call(3, 7, 2, Op::allreduce, 10)},
+                       {plugin_comm(-5, 90)},
+                       {bytes(plugin_call(-5, 0, "AllGather", 8, 11)),
+                        bytes(plugin_call(-5, 0, "Broadcast", 336, 12)),
+                        bytes(plugin_call(-5, 0, "AllReduce", 40, 13))});
+  CHECK(links.collectives == std::map<int64_t, int64_t>{{11, 1}, {12, 2}});
+}
+
 TEST_CASE("nccl join: NCCL's names in our vocabulary") {
   CHECK(store::op_of_nccl_func("ReduceScatter") == Op::reduce_scatter);
   CHECK_FALSE(store::op_of_nccl_func("SendRecv").has_value());

@@ -339,3 +339,37 @@ TEST_CASE("report filters: each bad value is one line naming the flag") {
   CHECK(error("0,2-4,2", 0.0, 1.0).empty());
   CHECK(parse_run_filter("0,2-4,2", {}, {}, 0).ranks == std::vector<int>{0, 2, 3, 4});
 }
+
+TEST_CASE("a plugin collective no hook call matched stays unjoined after the merge") {
+  // Rank 1's ids are shifted past rank 0's: an unjoined row written as 0
+  // would become rank 0's last collective.
+  auto dir = testing::temp_dir("unjoined");
+  auto first = write_rank(dir, 0, 0, 3);
+  std::string path = dir + "/rank-1.db";
+  {
+    RankWriter w(path, {{"kind", "rank"}, {"timeline", "monotonic"}});
+    w.begin();
+    for (int i = 0; i < 3; ++i) w.add(sample(1, i, 1000 * i));
+    NcclPluginCollectiveRecord p;
+    p.rank = 1;
+    p.comm_hash = 42;
+    p.func = "AllReduce";
+    p.count = 12345;  // no hook call of this count
+    p.dtype = "ncclFloat32";
+    p.comm_rank = 1;
+    p.coll_key = 1;
+    w.add(p);
+    ProcessRecord proc;
+    proc.rank = 1;
+    proc.world_size = 2;
+    w.put(proc);
+    w.commit();
+    w.close();
+  }
+  merge_rank_files({first, path}, dir + "/run.db");
+  Connection run(dir + "/run.db", Connection::Mode::read_only);
+  Statement s(run, "SELECT count(*), count(collective_id) FROM nccl_plugin_collectives");
+  REQUIRE(s.step());
+  CHECK(s.int64(0) == 1);
+  CHECK(s.int64(1) == 0);
+}
