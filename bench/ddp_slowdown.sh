@@ -10,7 +10,7 @@
 #
 # usage: bench/ddp_slowdown.sh [--pairs N] [--iters N] [--warmup N] [--layers N]
 #            [--width N] [--batch N] [--run-timeout S] [--python PY]
-#            [--rank-prefix CMD] [--against BUILD] [-- EXTRA...]
+#            [--rank-prefix CMD] [--against BUILD] [--record-flags FLAGS] [-- EXTRA...]
 #   PY is the torch Python [.venv/bin/python (scripts/setup.sh) if present, else
 #   /usr/bin/python3 (Debian's torch)].
 #   EXTRA goes to ddp_train.py in both variants (e.g. -- --bucket-cap-mb 1).
@@ -18,14 +18,16 @@
 #   NCCL ranks on one GPU, each its own NCCL_HOSTID).
 #   --against BUILD: the baseline is the job recorded by BUILD's ddpscope (an
 #   older build, say), not the plain job: the cost of a change to the injector.
+#   --record-flags FLAGS: words added to the measured variant's `record` only
+#   (with --against build: the cost of, say, "--metrics-file F --metrics-every 1").
 # env:   DDPSCOPE_BUILD  build tree holding ddpscope [build]
 #        OMP_NUM_THREADS torch threads per rank [1]
 set -euo pipefail
 
 pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32 run_timeout=120
-extra=() PY='' prefix=() against=''
+extra=() PY='' prefix=() against='' record_flags=()
 
-usage() { sed -n '11,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '11,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     --pairs) pairs=$2; shift 2 ;;
@@ -38,6 +40,7 @@ while (($#)); do
     --python) PY=$2; shift 2 ;;
     --rank-prefix) prefix=("$2"); shift 2 ;;
     --against) against=$2; shift 2 ;;
+    --record-flags) read -ra record_flags <<<"$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) usage ;;
   esac
@@ -101,7 +104,7 @@ wait_ranks() {
 run_baseline() {
   local log=$1 port r pids=()
   if [[ -n $against ]]; then
-    DDPSCOPE=$against/ddpscope run_ddpscope "$log"
+    DDPSCOPE=$against/ddpscope run_ddpscope "$log" baseline
     return
   fi
   port=$(free_port)
@@ -117,9 +120,10 @@ run_baseline() {
 # Under ddpscope, into a fresh output directory. record forwards timeout's
 # SIGTERM to its ranks, then merges what they wrote.
 run_ddpscope() {
-  local log=$1 out
+  local log=$1 out flags=("${record_flags[@]}")
+  [[ ${2:-} == baseline ]] && flags=()
   out=$(mktemp -d "$work/rec-XXXXXX")
-  timeout --foreground -k 5 "$run_timeout" "$DDPSCOPE" record --nproc 2 -o "$out" -- \
+  timeout --foreground -k 5 "$run_timeout" "$DDPSCOPE" record --nproc 2 -o "$out" "${flags[@]}" -- \
     "${prefix[@]}" "$PY" "${train_args[@]}" --ddp-log "$log" >>"$log.out" 2>&1 || return $?
   # A run that recorded nothing (injector not found, say) measured nothing.
   [[ -f $out/run.db ]] || { echo "ddp_slowdown: no $out/run.db" >>"$log.out"; return 1; }
@@ -152,7 +156,7 @@ where="gloo, cpu"
 echo "ddp slowdown: $pairs pairs, 2 ranks ($where), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
   "$PY (torch $("$PY" -c 'import torch; print(torch.__version__)'))," "${train_args[*]}"
 echo "rank 0 median step time per run, first $warmup iterations dropped;" \
-  "ddpscope: $DDPSCOPE;${against:+ baseline recorded by $against/ddpscope;} load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "ddpscope: $DDPSCOPE${record_flags[*]:+ record ${record_flags[*]}};${against:+ baseline recorded by $against/ddpscope;} load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-5s %13s %13s %11s\n' pair "baseline ms" "ddpscope ms" "slowdown %"
 base=() prof=()
 for ((i = 1; i <= pairs; i++)); do

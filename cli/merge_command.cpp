@@ -5,8 +5,8 @@
 
 #include "cli/commands.h"
 #include "profiler/core/atomic_file.h"
-#include "profiler/store/merge.h"
 #include "profiler/store/launch_account.h"
+#include "profiler/store/merge.h"
 
 namespace ddpscope::cli {
 

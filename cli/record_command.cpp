@@ -1,16 +1,18 @@
 // `ddpscope record [-o DIR] [--nproc N] [--flush-ms MS] [--no-cupti] [--no-nvtx]
-//  [--no-python-hook] [--no-nccl-plugin] [--hang-after S] -- CMD...`
+//  [--no-python-hook] [--no-nccl-plugin] [--hang-after S] [--live-every S]
+//  [--metrics-file F] [--metrics-every S] [--window S] -- CMD...`
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "profiler/analysis/hang_watch.h"
-#include "profiler/core/inject_options.h"
 #include "profiler/core/rank_launcher.h"
 #include "profiler/core/record_env.h"
 #include "profiler/store/recording_dir.h"
+#include "reports/live_publisher.h"
 #include "reports/text_hangs.h"
 
 namespace fs = std::filesystem;
@@ -27,32 +29,19 @@ struct RecordArgs {
   int flush_ms = 200;
   bool no_cupti = false, no_nvtx = false, no_python_hook = false, no_nccl_plugin = false;
   double hang_after_s = 0;  // 0: off
+  reports::LiveOptions live;
   std::vector<std::string> command;
 };
-
-std::string options_help() {
-  std::string s =
-      "\nInjector environment (record sets these; they also work under any launcher):\n";
-  for (const auto& o : kInjectOptions) {
-    s += "  " + std::string(o.env);
-    s.append(o.env.size() < 24 ? 24 - o.env.size() : 1, ' ');
-    s += std::string(o.help);
-    if (!o.default_value.empty()) s += " [default: " + std::string(o.default_value) + "]";
-    s += "\n";
-  }
-  return s;
-}
 
 // Interrupted, or the job stuck: the ranks' stacks first, while they can
 // answer; with --hang-after, record watches for a stall and then says where
 // the job stopped before ending it as torchrun would (SIGTERM, then SIGKILL).
-void watch_for_hangs(core::LaunchSpec& spec, const RecordArgs& a) {
+std::function<bool()> watch_for_hangs(core::LaunchSpec& spec, const RecordArgs& a) {
   std::string dir = a.out_dir;
   spec.before_forward = [dir](int) { analysis::request_stacks(dir, analysis::stack_signal()); };
-  if (a.hang_after_s <= 0) return;
+  if (a.hang_after_s <= 0) return {};
   auto watch = std::make_shared<analysis::HangWatch>(dir, a.hang_after_s);
-  spec.watch_ms = std::clamp(a.flush_ms, 50, 1000);
-  spec.watch = [dir, watch] {
+  return [dir, watch] {
     if (!watch->stuck()) return false;
     fprintf(stderr,
             "ddpscope: no collective completed for %.1f s while %d rank(s) wait in one: "
@@ -68,6 +57,22 @@ void watch_for_hangs(core::LaunchSpec& spec, const RecordArgs& a) {
   };
 }
 
+// Every look record takes while the ranks run, in one (docs/watching.md,
+// docs/hangs.md): true stops the job.
+void install_watches(core::LaunchSpec& spec, const RecordArgs& a, std::function<bool()> hangs,
+                     reports::LivePublisher* live) {
+  if (!hangs && !live) return;
+  spec.watch_ms = std::clamp(a.flush_ms, 50, live ? 250 : 1000);
+  spec.watch = [hangs, live] {
+    try {
+      if (live) live->tick();
+    } catch (const std::exception& e) {  // the job goes on; the next look may do
+      fprintf(stderr, "ddpscope: live view: %s\n", e.what());
+    }
+    return hangs && hangs();
+  };
+}
+
 int run_record(RecordArgs& a) {
   if (a.command.empty()) throw InputError("record needs a command after --");
   if (a.nproc < 0 || a.nproc > core::kMaxLocalRanks)
@@ -76,6 +81,7 @@ int run_record(RecordArgs& a) {
     throw InputError("--flush-ms must be from 1 to " + std::to_string(kMaxFlushMs));
   if (!(a.hang_after_s >= 0) || a.hang_after_s > 7 * 24 * 3600.0)
     throw InputError("--hang-after must be from 0 (off) to 604800 seconds");
+  a.live.check();
   if (a.out_dir.empty()) a.out_dir = store::default_recording_dir();
   store::check_recording_dir(a.out_dir);
 
@@ -86,6 +92,9 @@ int run_record(RecordArgs& a) {
     spec.env["MASTER_ADDR"] = "127.0.0.1";
     spec.env["MASTER_PORT"] = std::to_string(core::free_port());
   }
+  std::unique_ptr<reports::LivePublisher> live;
+  StatusRow row;
+  bool on_terminal = drawing_on_terminal();
   std::string injector = core::find_injector();
   bool recording = !injector.empty() && store::prepare_recording_dir(a.out_dir);
   if (injector.empty())
@@ -104,13 +113,23 @@ int run_record(RecordArgs& a) {
     if (!a.no_python_hook) core::attach_python_hook(spec, injector);
     if (!a.no_python_hook)
       spec.env["DDPSCOPE_STACK_SIGNAL"] = std::to_string(analysis::stack_signal());
-    watch_for_hangs(spec, a);
+    auto hangs = watch_for_hangs(spec, a);
+    live = reports::LivePublisher::make(a.out_dir, a.live, on_terminal, [&](const std::string& l) {
+      on_terminal ? row.draw(l) : (void)fprintf(stderr, "%s\n", l.c_str());
+    });
+    install_watches(spec, a, hangs, live.get());
     if (!a.no_nccl_plugin)
       core::attach_tool(spec, "NCCL_PROFILER_PLUGIN", injector,
                         "NCCL's algorithm and protocol choices");
   }
   std::vector<RankExitRecord> ends;
   int status = core::launch_and_wait(spec, &ends);
+  row.clear();
+  try {
+    if (live) live->finish();
+  } catch (const std::exception& e) {
+    fprintf(stderr, "ddpscope: metrics file: %s\n", e.what());
+  }
   if (recording) store::finish_recording(a.out_dir, a.nproc, ends, std::cerr);
   return status;
 }
@@ -137,8 +156,18 @@ Run add_record(CLI::App& app) {
                   "when no collective completed for S seconds while some are in flight: print "
                   "where the job stopped (and the ranks' Python stacks), then end it as torchrun "
                   "would [default: off]");
+  sub->add_option("--live-every", args->live.line_every_s,
+                  "live line every S s, 0: off [default: 1 on a terminal (its last row), else 0]");
+  sub->add_option("--metrics-file", args->live.metrics_file,
+                  "rewrite F every --metrics-every seconds in Prometheus' text format (for "
+                  "node_exporter's textfile collector)");
+  sub->add_option("--metrics-every", args->live.metrics_every_s, "seconds between metrics files")
+      ->capture_default_str();
+  sub->add_option("--window", args->live.window_s,
+                  "seconds of the job the live line and the metrics cover")
+      ->capture_default_str();
   sub->add_option("command", args->command, "the training command (after --)")->required();
-  sub->footer(options_help());
+  sub->footer(core::inject_options_help());
   return [args] { return run_record(*args); };
 }
 

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "profiler/core/inject_options.h"
+
 namespace fs = std::filesystem;
 
 namespace ddpscope::core {
@@ -62,6 +64,19 @@ void attach_tool(LaunchSpec& spec, const char* var, const std::string& injector,
     return;
   }
   spec.env[var] = injector;
+}
+
+std::string inject_options_help() {
+  std::string s =
+      "\nInjector environment (record sets these; they also work under any launcher):\n";
+  for (const auto& o : kInjectOptions) {
+    s += "  " + std::string(o.env);
+    s.append(o.env.size() < 24 ? 24 - o.env.size() : 1, ' ');
+    s += std::string(o.help);
+    if (!o.default_value.empty()) s += " [default: " + std::string(o.default_value) + "]";
+    s += "\n";
+  }
+  return s;
 }
 
 }  // namespace ddpscope::core

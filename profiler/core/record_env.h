@@ -23,4 +23,8 @@ void attach_python_hook(LaunchSpec& spec, const std::string& injector);
 void attach_tool(LaunchSpec& spec, const char* var, const std::string& injector,
                  const char* missed);
 
+// The injector's environment variables with their defaults and help
+// (inject_options.h), for `record --help`.
+std::string inject_options_help();
+
 }  // namespace ddpscope::core

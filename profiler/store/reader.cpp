@@ -52,12 +52,7 @@ std::string RunReader::filter_sql(const TableSpec& t) const {
     for (int r : filter_.ranks) in += (in.empty() ? "" : ",") + std::to_string(r);
     add("rank IN (" + in + ")");
   }
-  const char* time = nullptr;
-  for (const auto& c : t.columns)
-    if (std::string_view(c.name) == "host_start_ns" ||
-        (!time && std::string_view(c.name) == "start_ns"))
-      time = c.name;
-  if (time && std::string_view(t.name) != "processes") {
+  if (const char* time = event_time_column(t)) {
     std::string col(time);
     if (filter_.since_ns != INT64_MIN)
       add("(" + col + " IS NULL OR " + col + " >= " + std::to_string(filter_.since_ns) + ")");

@@ -22,7 +22,7 @@ std::string_view state_name(InflightState s) {
 }  // namespace
 
 const TableSpec& Row<InflightRecord>::table() {
-  static const TableSpec t{"inflight", kInflightColumns, "", "", "INSERT", true, kSince};
+  static const TableSpec t{"inflight", kInflightColumns, "", "", "INSERT", true, kSince, false};
   return t;
 }
 

@@ -55,7 +55,8 @@ constexpr Column kCollectiveColumns[] = {{"id", "INTEGER PRIMARY KEY"},
 
 const TableSpec& Row<ProcessRecord>::table() {
   // One row per process, rewritten at every flush.
-  static const TableSpec t{"processes", kProcessColumns, "", "", "INSERT OR REPLACE"};
+  static const TableSpec t{"processes", kProcessColumns, "", "", "INSERT OR REPLACE", true, 1,
+                           false};
   return t;
 }
 
@@ -121,8 +122,9 @@ RankExitRecord Row<RankExitRecord>::read(const Statement& s) {
 }
 
 const TableSpec& Row<CommRecord>::table() {
-  static const TableSpec t{"comms", kCommColumns, "PRIMARY KEY(rank, comm_id, comm_rank)", "",
-                           "INSERT OR REPLACE"};
+  static const TableSpec t{
+      "comms", kCommColumns, "PRIMARY KEY(rank, comm_id, comm_rank)", "", "INSERT OR REPLACE", true,
+      1,       false};
   return t;
 }
 

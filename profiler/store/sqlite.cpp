@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
+
 #include "profiler/core/records.h"
 
 namespace ddpscope::store {
@@ -11,6 +13,7 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
   if (mode == Mode::read_only) flags |= SQLITE_OPEN_READONLY;
   if (mode == Mode::read_write) flags |= SQLITE_OPEN_READWRITE;
   if (mode == Mode::create) flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (mode == Mode::scratch) flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI;
   int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
@@ -19,7 +22,23 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path) {
     throw InputError(path, "cannot open: " + msg);
   }
   // A rank file may still be held by a live writer; wait briefly rather than fail.
-  sqlite3_busy_timeout(db_, 5000);
+  // A scratch connection's attachments are live rank files it can read next
+  // time: a short wait, not a stalled watcher.
+  sqlite3_busy_timeout(db_, mode == Mode::scratch ? 50 : 5000);
+}
+
+std::string read_only_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (c == '?' || c == '#' || c == '%' || c < 0x20) {
+      char hex[4];
+      snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    } else {
+      uri += char(c);
+    }
+  }
+  return uri + "?mode=ro";
 }
 
 Connection::~Connection() { sqlite3_close(db_); }

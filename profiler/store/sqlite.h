@@ -19,7 +19,10 @@ namespace ddpscope::store {
 
 class Connection {
  public:
-  enum class Mode { read_only, read_write, create };
+  // scratch: created like `create`, for a private database of the process's
+  // own that attaches others by URI (read_only_uri) and never waits long for
+  // their writers' locks.
+  enum class Mode { read_only, read_write, create, scratch };
   Connection(const std::string& path, Mode mode);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -76,6 +79,10 @@ class Statement {
   Connection& conn_;
   sqlite3_stmt* stmt_ = nullptr;
 };
+
+// "file:<path>?mode=ro": `path` attached by a scratch connection can only be
+// read (and a reader closing last never checkpoints a live writer's WAL).
+std::string read_only_uri(const std::string& path);
 
 // A transaction that rolls back unless committed.
 class Transaction {

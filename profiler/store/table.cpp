@@ -76,7 +76,7 @@ std::string select_sql(const TableSpec& t, int version) {
   return "SELECT " + exprs + " FROM " + t.name;
 }
 
-std::string merge_sql(const TableSpec& t, int version) {
+std::string merge_sql(const TableSpec& t, int version, const std::string& where) {
   std::string exprs;
   for (const auto& c : t.columns) {
     if (c.since_version > version) {
@@ -89,7 +89,17 @@ std::string merge_sql(const TableSpec& t, int version) {
     exprs += (exprs.empty() ? "" : ", ") + e;
   }
   return std::string("INSERT INTO ") + t.name + "(" + column_list(t) + ") SELECT " + exprs +
-         " FROM src." + t.name + " ORDER BY rowid";
+         " FROM src." + t.name + (where.empty() ? "" : " WHERE " + where) + " ORDER BY rowid";
+}
+
+const char* event_time_column(const TableSpec& t) {
+  if (std::string_view(t.name) == "processes") return nullptr;
+  const char* time = nullptr;
+  for (const auto& c : t.columns) {
+    if (std::string_view(c.name) == "host_start_ns") return c.name;
+    if (!time && std::string_view(c.name) == "start_ns") time = c.name;
+  }
+  return time;
 }
 
 }  // namespace ddpscope::store

@@ -32,6 +32,10 @@ struct TableSpec {
   const char* insert_verb = "INSERT";
   bool per_rank = true;   // copied from rank files by the merge (tuner tables are not)
   int since_version = 1;  // the schema version that added it: older files lack it
+  // The writer only appends to it (no row changes once written): a reader
+  // following a live rank file reads just the rows past the last it read
+  // (store/window.h). processes, comms and inflight are rewritten.
+  bool appended = true;
 };
 
 // Every table, in creation order (meta is the schema's own).
@@ -44,8 +48,14 @@ std::string insert_sql(const TableSpec& t, int rows);
 // later reads as NULL (Statement::int64 gives 0, text "").
 std::string select_sql(const TableSpec& t, int version);
 // The merge's copy of `t` from the attached rank file `src` of schema
-// `version`: ?1 is the rank's clock offset, ?2 the collective id base.
-std::string merge_sql(const TableSpec& t, int version);
+// `version`: ?1 is the rank's clock offset, ?2 the collective id base;
+// `where`, an optional condition on the source rows.
+std::string merge_sql(const TableSpec& t, int version, const std::string& where = "");
+// The column that places a row of `t` in time, by which a part of a run is
+// chosen (`report --since`, the live window): host_start_ns, else start_ns;
+// nullptr for a table of no events (processes is one: its start_ns is the
+// process's).
+const char* event_time_column(const TableSpec& t);
 
 // A record type's table: specialised once per record next to its TableSpec.
 //   static const TableSpec& table();

@@ -36,7 +36,6 @@ Run by each torch Python (tests/torch_pythons.cmake).
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -48,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import ctest_unittest  # noqa: E402
+from ddp_jobs import digests, run_plain  # noqa: E402
 
 DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"))
 TRAIN = os.path.join(ROOT, "examples", "ddp_train.py")
@@ -262,28 +262,6 @@ class HangAfter(unittest.TestCase):
             print(f"waited {h[0]['waited_s']:.2f} s before the job was ended", file=sys.stderr)
 
 
-def run_plain(out):
-    """The same job without ddpscope, its ranks started as record starts them."""
-    port = socket.socket()
-    port.bind(("127.0.0.1", 0))
-    env = dict(ENV, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port.getsockname()[1]),
-               WORLD_SIZE="3", LOCAL_WORLD_SIZE="3")
-    port.close()
-    procs = [subprocess.Popen([sys.executable, TRAIN, *JOB, "--params-out", out],
-                              env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for r in range(3)]
-    return [p.wait(timeout=300) for p in procs]
-
-
-def digests(folder):
-    out = []
-    for r in range(3):
-        with open(os.path.join(folder, f"params-rank{r}.json")) as f:
-            out.append(json.load(f)["sha256"])
-    return out
-
-
 class Healthy(unittest.TestCase):
     def test_no_hang_no_mismatch_parameters_unchanged(self):
         with tempfile.TemporaryDirectory(prefix="ddpscope-healthy-") as out:
@@ -295,9 +273,9 @@ class Healthy(unittest.TestCase):
             self.assertEqual((rep["hangs"], rep["mismatches"]), ([], []))
             self.assertEqual([(x["exit_code"], x["signal"], x["finalized"]) for x in rep["ranks"]],
                              [(0, None, True)] * 3)
-            self.assertEqual(run_plain(os.path.join(out, "plain-params")), [0, 0, 0])
-            self.assertEqual(digests(os.path.join(out, "rec-params")),
-                             digests(os.path.join(out, "plain-params")))
+            plain = os.path.join(out, "plain-params")
+            self.assertEqual(run_plain(TRAIN, JOB, 3, plain, ENV), [0, 0, 0])
+            self.assertEqual(digests(os.path.join(out, "rec-params"), 3), digests(plain, 3))
 
 
 if __name__ == "__main__":

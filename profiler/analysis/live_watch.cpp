@@ -1,0 +1,64 @@
+#include "profiler/analysis/live_watch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+
+#include "profiler/analysis/analyze.h"
+#include "profiler/core/stats.h"
+#include "profiler/store/run_filter.h"
+
+namespace ddpscope::analysis {
+
+LiveWatch::LiveWatch(const std::string& dir, double window_s, const std::string& scratch)
+    : window_(dir, scratch), window_ns_(int64_t(window_s * 1e9)) {}
+
+// A step counts once it is complete (the next one began, or the job ended)
+// and its start is past the last one counted. The first step of a rank in the window may have
+// lost its first buckets to the window's edge, so it counts only while the
+// window still holds the job's beginning: with a window longer than two steps
+// and a refresh, every step is seen whole, not first, at some refresh.
+void LiveWatch::count_steps(int64_t run_start_ns, bool ended) {
+  std::map<int, bool> first_seen;
+  for (const auto& it : figures_.window.iteration_list) {
+    if (it.shadow) continue;
+    bool first = !first_seen[it.rank];
+    first_seen[it.rank] = true;
+    if (it.iter_ms <= 0 && !ended) continue;
+    if (first && figures_.since_ns > run_start_ns) continue;
+    auto [up_to, fresh] = counted_up_to_.try_emplace(it.rank, INT64_MIN);
+    if (it.start_ns <= up_to->second) continue;
+    up_to->second = it.start_ns;
+    ++steps_[it.rank];
+  }
+}
+
+const LiveFigures& LiveWatch::refresh(int64_t now_wall_ns, bool ended) {
+  auto began = std::chrono::steady_clock::now();
+  figures_.since_ns = now_wall_ns - window_ns_;
+  figures_.until_ns = now_wall_ns;
+  auto seen = window_.refresh(figures_.since_ns);
+  figures_.files = seen.files;
+  figures_.unreadable = seen.unreadable;
+  store::RunReader reader(window_.path());
+  figures_.window = analyze_run(reader);
+  count_steps(store::run_start_ns(reader), ended);
+
+  figures_.ranks.clear();
+  figures_.steps = figures_.window.ranks.empty() ? 0 : UINT64_MAX;
+  for (const auto& r : figures_.window.ranks) {
+    LiveRank live{r.rank,           r.host, steps_[r.rank], r.iter_ms_median,
+                  r.comm_ms_median, 0,      straggle_ms(r), r.dropped_events};
+    std::vector<double> exposed;
+    for (const auto& it : figures_.window.iteration_list)
+      if (it.rank == r.rank && !it.warmup && !it.shadow) exposed.push_back(it.exposed_ms);
+    live.exposed_ms = stats::median(exposed);
+    figures_.steps = std::min(figures_.steps, live.steps);
+    figures_.ranks.push_back(std::move(live));
+  }
+  figures_.refresh_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  return figures_;
+}
+
+}  // namespace ddpscope::analysis

@@ -1,0 +1,52 @@
+// The live line and the Prometheus exposition of a live look (reports/live.h).
+// The format's real parser reads the file in tests/integration/test_live.py;
+// here the parts a parser would take in its stride: label escaping, NaN.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "reports/live.h"
+
+using namespace ddpscope;
+
+namespace {
+
+analysis::LiveFigures sample() {
+  analysis::LiveFigures live;
+  live.since_ns = 1'000'000'000'000'000'000;
+  live.until_ns = live.since_ns + 30'000'000'000;
+  live.files = 2;
+  live.steps = 120;
+  live.window.iterations.median_ms = 200;
+  live.window.iterations.comm_median_ms = 80;
+  live.window.iterations.exposed_median_ms = 20;
+  analysis::BucketStats b;
+  b.index = 3;
+  b.median_us = 9100;
+  live.window.buckets = {b};
+  live.ranks = {{0, "node\"a\\b", 120, 200, 80, 20, 0, 0},
+                {1, "node-b", 120, 201, 80, NAN, 41.5, 3}};
+  return live;
+}
+
+}  // namespace
+
+TEST_CASE("the live line: steps, step time, comm and exposed with shares, slowest, latest") {
+  CHECK(reports::live_line(sample()) ==
+        "ddpscope: step 120 | 200.0 ms/step | comm 80.0 ms (40%) | exposed 20.0 ms (10%) | "
+        "slowest bucket 3 9.1 ms | rank 1 late 41.5 ms | 3 dropped");
+  analysis::LiveFigures none;
+  CHECK(reports::live_line(none) == "ddpscope: waiting for the ranks' first flush");
+}
+
+TEST_CASE("Prometheus: label values escaped, NaN spelled as the format does") {
+  std::ostringstream out;
+  reports::write_prometheus(sample(), "job \"x\"", out);
+  std::string text = out.str();
+  CHECK_THAT(text, Catch::Contains("ddpscope_steps_total{job=\"job \\\"x\\\"\",rank=\"0\","
+                                   "host=\"node\\\"a\\\\b\"} 120\n"));
+  CHECK_THAT(text, Catch::Contains("ddpscope_exposed_comm_seconds_per_step{job=\"job \\\"x\\\"\","
+                                   "rank=\"1\",host=\"node-b\"} NaN\n"));
+  CHECK_THAT(text, Catch::Contains("# TYPE ddpscope_bucket_seconds gauge\n"));
+  CHECK_THAT(text, Catch::Contains("bucket=\"3\",op=\"allreduce\"} 0.0091\n"));
+}

@@ -1,0 +1,85 @@
+// The live window over rank files still being written (profiler/store/window.h,
+// profiler/analysis/live_watch.h): each refresh copies only what a file
+// gained, rewritten tables replace their rows, old events slide out, and a
+// file that cannot be read yet is read at the next refresh.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "profiler/store/sqlite.h"
+#include "profiler/store/window.h"
+#include "profiler/store/writer.h"
+#include "tests/support/subprocess.h"
+
+using namespace ddpscope;
+using namespace ddpscope::store;
+
+namespace {
+
+CollectiveRecord call(int rank, uint64_t seq, int64_t t) {
+  CollectiveRecord c;
+  c.id = int64_t(seq + 1);
+  c.rank = rank;
+  c.comm_id = 5;
+  c.comm_rank = rank;
+  c.nranks = 2;
+  c.seq = seq;
+  c.count = 10;
+  c.bytes = 40;
+  c.host_start_ns = c.start_ns = t;
+  c.host_end_ns = c.end_ns = t + 100;
+  c.timing = Timing::host;
+  return c;
+}
+
+int64_t count(const std::string& db, const std::string& sql) {
+  Connection c(db, Connection::Mode::read_only);
+  Statement s(c, sql);
+  return s.step() ? s.int64(0) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("the window copies what a live rank file gained, once, and lets old events go") {
+  auto dir = testing::temp_dir("window");
+  RankWriter w(dir + "/rank-0.db", {{"kind", "rank"}, {"timeline", "monotonic"}});
+  ProcessRecord p;
+  p.rank = 0;
+  p.world_size = 2;
+  p.clock_offset_ns = 1'000'000;
+  auto flush = [&](uint64_t first, uint64_t n, uint64_t dropped) {
+    w.begin();
+    for (uint64_t s = first; s < first + n; ++s) w.add(call(0, s, int64_t(s) * 1000));
+    p.dropped_events = dropped;
+    w.put(p);
+    w.commit();
+  };
+  flush(0, 3, 0);
+  RecordingWindow window(dir, dir + "/window.db");
+  auto seen = window.refresh(INT64_MIN);
+  CHECK(seen.files == 1);
+  CHECK(seen.unreadable == 0);
+  CHECK(seen.rows >= 3);
+  CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 3);
+
+  flush(3, 2, 7);  // the writer still has the file open
+  seen = window.refresh(INT64_MIN);
+  CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 5);  // none twice
+  CHECK(count(window.path(), "SELECT count(*) FROM processes") == 1);
+  CHECK(count(window.path(), "SELECT dropped_events FROM processes") == 7);
+  // On the wall timeline: the rank's clock offset added.
+  CHECK(count(window.path(), "SELECT min(host_start_ns) FROM collectives") == 1'000'000);
+
+  window.refresh(1'000'000 + 3000);  // collectives 0..2 started before
+  CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 2);
+  CHECK(count(window.path(), "SELECT min(seq) FROM collectives") == 3);
+  w.close();
+}
+
+TEST_CASE("a rank file not yet readable is counted and read at the next refresh") {
+  auto dir = testing::temp_dir("window-late");
+  std::ofstream(dir + "/rank-1.db").close();  // the name claimed, nothing written yet
+  RecordingWindow window(dir, dir + "/window.db");
+  auto seen = window.refresh(INT64_MIN);
+  CHECK(seen.files == 1);
+  CHECK(seen.unreadable == 1);
+}
