@@ -10,6 +10,7 @@
 #include "profiler/store/launch_account.h"
 #include "profiler/store/merge.h"
 #include "profiler/store/writer.h"
+#include "tests/support/records.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;
@@ -79,20 +80,7 @@ TEST_CASE("stack dumps are found by pid, empty ones left out") {
 namespace {
 
 CollectiveRecord bucket(int rank, uint64_t seq) {
-  CollectiveRecord c;
-  c.id = int64_t(seq + 1);
-  c.rank = rank;
-  c.comm_id = 77;
-  c.comm_rank = rank;
-  c.nranks = 2;
-  c.seq = seq;
-  c.dtype = Dtype::float32;
-  c.count = 1000;
-  c.bytes = 4000;
-  c.host_start_ns = 1000 * int64_t(seq + 1);
-  c.host_end_ns = c.host_start_ns + 10;
-  c.start_ns = c.host_start_ns;
-  c.end_ns = c.host_end_ns;
+  auto c = testing::allreduce_at(rank, seq, 1000 * int64_t(seq + 1));
   c.timing = Timing::cupti;
   return c;
 }

@@ -8,28 +8,13 @@
 #include "profiler/store/sqlite.h"
 #include "profiler/store/window.h"
 #include "profiler/store/writer.h"
+#include "tests/support/records.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;
 using namespace ddpscope::store;
 
 namespace {
-
-CollectiveRecord call(int rank, uint64_t seq, int64_t t) {
-  CollectiveRecord c;
-  c.id = int64_t(seq + 1);
-  c.rank = rank;
-  c.comm_id = 5;
-  c.comm_rank = rank;
-  c.nranks = 2;
-  c.seq = seq;
-  c.count = 10;
-  c.bytes = 40;
-  c.host_start_ns = c.start_ns = t;
-  c.host_end_ns = c.end_ns = t + 100;
-  c.timing = Timing::host;
-  return c;
-}
 
 int64_t count(const std::string& db, const std::string& sql) {
   Connection c(db, Connection::Mode::read_only);
@@ -48,7 +33,8 @@ TEST_CASE("the window copies what a live rank file gained, once, and lets old ev
   p.clock_offset_ns = 1'000'000;
   auto flush = [&](uint64_t first, uint64_t n, uint64_t dropped) {
     w.begin();
-    for (uint64_t s = first; s < first + n; ++s) w.add(call(0, s, int64_t(s) * 1000));
+    for (uint64_t s = first; s < first + n; ++s)
+      w.add(testing::allreduce_at(0, s, int64_t(s) * 1000));
     p.dropped_events = dropped;
     w.put(p);
     w.commit();
