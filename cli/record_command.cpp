@@ -102,10 +102,7 @@ int run_record(RecordArgs& a) {
   else if (!recording)
     std::cerr << "ddpscope: cannot write to " << a.out_dir << "; running the command unrecorded\n";
   if (recording) {
-    const char* old = getenv("LD_PRELOAD");
-    spec.env["LD_PRELOAD"] = injector + (old && *old ? ":" + std::string(old) : "");
-    spec.env["DDPSCOPE_OUT"] = fs::absolute(a.out_dir).string();
-    spec.env["DDPSCOPE_FLUSH_MS"] = std::to_string(a.flush_ms);
+    core::preload_injector(spec, injector, fs::absolute(a.out_dir).string(), a.flush_ms);
     spec.env["DDPSCOPE_CUPTI"] = a.no_cupti ? "0" : "1";
     spec.env["DDPSCOPE_NVTX"] = a.no_nvtx ? "0" : "1";
     spec.env["DDPSCOPE_PYTHON"] = a.no_python_hook ? "0" : "1";
@@ -127,7 +124,7 @@ int run_record(RecordArgs& a) {
   row.clear();
   try {
     if (live) live->finish();
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // the job's end and its merge matter more
     fprintf(stderr, "ddpscope: metrics file: %s\n", e.what());
   }
   if (recording) store::finish_recording(a.out_dir, a.nproc, ends, std::cerr);

@@ -79,4 +79,24 @@ std::string inject_options_help() {
   return s;
 }
 
+std::string ddpscope_environment_help() {
+  return "\nEnvironment:\n"
+         "  DDPSCOPE_PROGRESS=0       no progress line on a terminal (merge, report)\n"
+         "  DDPSCOPE_NETWORK_FS=1|0   treat the output folder as on a network file system, or "
+         "not (default: statfs(2) decides)\n"
+         "  DDPSCOPE_TUNE_IFACE_ADDR  tune: the address its ranks bind (else "
+         "DDPSCOPE_TUNE_IFACE, a network interface; else 127.0.0.1)\n"
+         "  DDPSCOPE_NCCL_LIBRARY     tune --backend nccl: the libnccl to load (else "
+         "libnccl.so.2)\n"
+         "record --help lists the injector's own variables.\n";
+}
+
+void preload_injector(LaunchSpec& spec, const std::string& injector, const std::string& out_dir,
+                      int flush_ms) {
+  const char* old = getenv("LD_PRELOAD");
+  spec.env["LD_PRELOAD"] = injector + (old && *old ? ":" + std::string(old) : "");
+  spec.env["DDPSCOPE_OUT"] = out_dir;
+  spec.env["DDPSCOPE_FLUSH_MS"] = std::to_string(flush_ms);
+}
+
 }  // namespace ddpscope::core

@@ -27,4 +27,13 @@ void attach_tool(LaunchSpec& spec, const char* var, const std::string& injector,
 // (inject_options.h), for `record --help`.
 std::string inject_options_help();
 
+// The variables ddpscope's own commands read (not the injector's), for
+// `ddpscope --help`.
+std::string ddpscope_environment_help();
+
+// The injector preloaded into the ranks (ahead of any LD_PRELOAD they had),
+// writing into `out_dir` every `flush_ms`.
+void preload_injector(LaunchSpec& spec, const std::string& injector, const std::string& out_dir,
+                      int flush_ms);
+
 }  // namespace ddpscope::core
