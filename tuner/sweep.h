@@ -22,7 +22,7 @@ struct Setting {
 // is the mean over ranks. Not the maximum: the all-reduces keep the ranks in
 // step, so a rank that starts early in one iteration waits longer in it, and
 // the maximum adds each iteration's largest jitter to a throughput no rank
-// saw (6 % at 2 Gbit/s, docs/model_rounds.md). The comm span and the exposed
+// saw (6 % at 2 Gbit/s on an emulated 2x2). The comm span and the exposed
 // time stay the worst rank's: how long any rank's all-reduces took, and the
 // longest any rank waited for them.
 struct SettingResult {

@@ -26,8 +26,8 @@ std::vector<SettingResult> predict_sweep(const Workload& w, const ModelBackend& 
     // link too. A ring does leave the ranks that send across the link early
     // by what is still on the wire, but on 2x2 over 2 Gbit/s compute added
     // 16-19 ms to comm-only iterations at 8 and 32 MB, as much as on 4x1,
-    // where no rank leaves early (docs/model.md, fifteenth session): the
-    // relief the stagger should give was not there to measure.
+    // where no rank leaves early (bench/model_accuracy.sh): the relief the
+    // stagger should give is not there to measure.
     options.step_delay_ms = m.step_delay_ms();
     options.step_delay_under_comm_ms = m.step_delay_under_comm_ms();
     options.step_delay_step_us = m.step_delay_step_us();
