@@ -17,6 +17,7 @@
 #include "injector/runtime/symbols.h"
 #include "injector/runtime/thread_buffer.h"
 #include "profiler/core/shared_fs.h"
+#include "profiler/store/schema.h"
 #include "profiler/store/writer.h"
 
 namespace fs = std::filesystem;
@@ -178,7 +179,7 @@ bool RankFile::open() {
         path, std::map<std::string, std::string>{
                   {"tool", "ddpscope"},
                   {"tool_version", DDPSCOPE_VERSION},
-                  {"schema_version", "1"},
+                  {"schema_version", std::to_string(store::kSchemaVersion)},
                   {"kind", "rank"},
                   {"timeline", "monotonic"},
                   {"command_line", command_line()},

@@ -80,7 +80,8 @@ int64_t write_tune_run(const std::string& path, TuneRun run,
       create_schema(c);
       c.exec(
           "INSERT INTO meta(key, value) VALUES('tool', 'ddpscope'), ('kind', 'tune'), "
-          "('timeline', 'wall'), ('schema_version', '1')");
+          "('timeline', 'wall'), ('schema_version', '" +
+          std::to_string(kSchemaVersion) + "')");
     }
     id = append(tmp, run, samples);
   });
