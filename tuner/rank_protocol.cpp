@@ -138,7 +138,7 @@ std::vector<SettingResult> read_summary(const std::string& path) {
   std::vector<SettingResult> out;
   for (const auto& s : json::parse(std::ifstream(path))) {
     Setting setting{s["backend"], s["bucket_mb"].get<double>(), s["first_bucket_mb"].get<double>()};
-    // Iterations in the summary are already the per-iteration maxima over ranks.
+    // Iterations in the summary are already combined over the ranks (combine).
     std::vector<std::vector<IterationSample>> one{samples_from(s["iterations"])};
     auto r = summarize_setting(setting, s["buckets"].get<int>(), one);
     r.nranks = s["nranks"].get<int>();

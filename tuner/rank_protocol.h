@@ -1,9 +1,10 @@
 // One rank of a tune sweep and how the ranks hand their samples on: every
 // rank replays every setting of one backend and writes its samples to
 // `<results_dir>/<backend>-rank<R>.json`; after a barrier rank 0 reads them
-// all (polling, for slow shared filesystems), reduces each iteration to its
-// slowest rank and writes `<backend>-summary.json`, which the coordinator
-// that started the ranks reads.
+// all (polling, for slow shared filesystems), combines each iteration over
+// the ranks (sweep.h's SettingResult: the mean iteration time, the worst
+// rank's communication) and writes `<backend>-summary.json`, which the
+// coordinator that started the ranks reads.
 #pragma once
 
 #include <string>

@@ -2,7 +2,7 @@
 // takes the host's (this development VM's image sets bbr), so without this an
 // emulated cluster's links behave as whatever host the sweep ran on. BBR's
 // pacing of Gloo's ring at 64 KiB segments put a step's CPU work after its
-// wire time (all-reduces of 512 KiB on 4x1:inter=1gbit, comm only: 400-477
+// wire time (all-reduces of 512 KiB on 4x1:inter=1gbit, comm only: 402-456
 // ms under bbr, 225 ms under cubic, against 201 ms of wire; docs/tuner.md,
 // "Emulation"), an effect of the host, not of the topology. Every node gets
 // the kernel's default, cubic, which clusters run unless configured otherwise.
