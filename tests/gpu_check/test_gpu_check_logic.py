@@ -211,14 +211,24 @@ class GpuCheckLogic(unittest.TestCase):
         self.assertIn("one-to-one", failed[0])
 
     def test_the_late_rank_must_be_named_at_its_lateness(self):
+        # The recorded report, its lateness set to known values: the bound is
+        # the check's, not this machine's timing.
         with open(os.path.join(self.work, "late-2", "report.json")) as f:
             report = json.load(f)
+        for r in report["ranks"]:
+            late = 41.0 if r["rank"] == 1 else 0.0
+            r["late_ms_median"] = r["iteration_late_ms_median"] = late
         ok = run_check(ranks.check_late_rank, report, 1, ranks.SLEEP_MS)
         self.assertEqual(ok.failed(), [])
         self.assertEqual(len(run_check(ranks.check_late_rank, report, 0,
                                        ranks.SLEEP_MS).failed()), 1)
         self.assertEqual(len(run_check(ranks.check_late_rank, report, 1,
                                        2 * ranks.SLEEP_MS).failed()), 1)
+        self.assertEqual(len(run_check(ranks.check_late_rank, report, 1, 30.0).failed()), 1)  # 37 %
+        self.assertEqual(run_check(ranks.check_late_rank, report, 1, ranks.SLEEP_MS,
+                                   None).failed(), [])
+        self.assertEqual(len(run_check(ranks.check_late_rank, report, 0, ranks.SLEEP_MS,
+                                       None).failed()), 1)
 
     def test_the_hang_check_wants_the_gpu_s_state(self):
         with open(os.path.join(self.work, "stall-2", "report.json")) as f:
