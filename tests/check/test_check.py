@@ -30,6 +30,8 @@ import uuid
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from ddp_jobs import digests as params_digests  # noqa: E402
 DDPSCOPE = os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope"))
 EXAMPLE = os.path.join(ROOT, "examples", "ddp_train.py")
 TORCH_PY = sys.executable
@@ -111,15 +113,6 @@ def ddp_bucket_count(tmp, name):
     """How many buckets DDP itself used per iteration in recorded run NAME."""
     with open(os.path.join(tmp, name + "-params", "ddp-rank0.json")) as f:
         return len(json.load(f)["rebuilt_bucket_sizes"])
-
-
-def params_digests(params_dir, nproc):
-    """Each rank's sha256 of its trained parameters (ddp_train.py --params-out)."""
-    digests = []
-    for rank in range(nproc):
-        with open(os.path.join(params_dir, f"params-rank{rank}.json")) as f:
-            digests.append(json.load(f)["sha256"])
-    return digests
 
 
 def run_plain(params_dir, nproc=2, bucket_cap_mb=25.0):
