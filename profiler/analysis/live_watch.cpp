@@ -44,15 +44,16 @@ const LiveFigures& LiveWatch::refresh(int64_t now_wall_ns, bool ended) {
   figures_.window = analyze_run(reader);
   count_steps(store::run_start_ns(reader), ended);
 
+  // Each rank's steady steps' exposed time, in one pass over the window.
+  std::map<int, std::vector<double>> exposed;
+  for (const auto& it : figures_.window.iteration_list)
+    if (!it.warmup && !it.shadow) exposed[it.rank].push_back(it.exposed_ms);
   figures_.ranks.clear();
   figures_.steps = figures_.window.ranks.empty() ? 0 : UINT64_MAX;
   for (const auto& r : figures_.window.ranks) {
     LiveRank live{r.rank,           r.host, steps_[r.rank], r.iter_ms_median,
                   r.comm_ms_median, 0,      straggle_ms(r), r.dropped_events};
-    std::vector<double> exposed;
-    for (const auto& it : figures_.window.iteration_list)
-      if (it.rank == r.rank && !it.warmup && !it.shadow) exposed.push_back(it.exposed_ms);
-    live.exposed_ms = stats::median(exposed);
+    live.exposed_ms = stats::median(std::move(exposed[r.rank]));
     figures_.steps = std::min(figures_.steps, live.steps);
     figures_.ranks.push_back(std::move(live));
   }
