@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "profiler/core/rank_env.h"
 #include "profiler/core/stats.h"
 #include "tuner/bucket_plan.h"
 #include "tuner/fit_passes.h"
@@ -295,9 +296,7 @@ model::Calibration measure_calibration(const SweepSpec& s, const std::string& ba
   const Measure m{s, program, plan};
   model::Calibration c;
   c.backend = backend;
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  c.host = host;
+  c.host = rank_env::host_name();
   fit_links(m, backend, topology, &c, dir.path);
   std::cerr << "calibrating " << backend << ": compute steps\n";
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);

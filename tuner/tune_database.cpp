@@ -1,10 +1,9 @@
 #include "tuner/tune_database.h"
 
-#include <unistd.h>
-
 #include <ctime>
 
 #include "profiler/core/clock.h"
+#include "profiler/core/rank_env.h"
 #include "profiler/store/tune_store.h"
 
 namespace ddpscope::tuner {
@@ -18,9 +17,7 @@ void save_tune_run(const std::string& db, const SweepSpec& s, const Workload& w,
   run.workload = w.name;
   run.workload_bytes = int64_t(w.total_bytes());
   run.params = int(w.params.size());
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  run.host = host;
+  run.host = rank_env::host_name();
   run.command_line = command_line;
   run.warmup = s.replay.warmup;
   run.iters = s.replay.iters;

@@ -16,6 +16,7 @@
 #include "injector/runtime/name_table.h"
 #include "injector/runtime/symbols.h"
 #include "injector/runtime/thread_buffer.h"
+#include "profiler/core/rank_env.h"
 #include "profiler/core/shared_fs.h"
 #include "profiler/store/schema.h"
 #include "profiler/store/writer.h"
@@ -35,12 +36,6 @@ std::string command_line() {
     if (c == '\0') c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
-}
-
-std::string host_name() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
 }
 
 }  // namespace
@@ -183,7 +178,7 @@ bool RankFile::open() {
                   {"kind", "rank"},
                   {"timeline", "monotonic"},
                   {"command_line", command_line()},
-                  {"host", host_name()},
+                  {"host", rank_env::host_name()},
                   {"start_time", clock::iso_utc(wall)},
                   {"tick_source", clock::kTicksAreTsc ? "tsc" : "clock_monotonic"},
               });
@@ -224,7 +219,7 @@ void RankFile::write() {
   p.rank = id_.rank;
   p.world_size = id_.world_size;
   p.local_rank = id_.local_rank;
-  p.host = host_name();
+  p.host = rank_env::host_name();
   p.pid = getpid();
   int r, n;
   comm_registry().first_comm(&r, &n, &p.device, &p.backend);

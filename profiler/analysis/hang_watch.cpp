@@ -10,6 +10,7 @@
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/core/clock.h"
+#include "profiler/core/rank_env.h"
 #include "profiler/store/launch_account.h"
 #include "profiler/store/merge.h"
 #include "profiler/store/reader.h"
@@ -64,12 +65,6 @@ std::vector<RankGlance> glance_all(const std::string& dir) {
   return out;
 }
 
-std::string this_host() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
-}
-
 }  // namespace
 
 int stack_signal() { return SIGRTMIN + 3; }
@@ -96,7 +91,7 @@ bool HangWatch::stuck() {
 
 int request_stacks(const std::string& dir, int signal, int wait_ms) {
   std::vector<fs::path> asked;
-  std::string host = this_host();
+  std::string host = rank_env::host_name();
   for (const auto& g : glance_all(dir)) {
     fs::path dump = fs::path(dir) / ("stacks-" + std::to_string(g.pid) + ".txt");
     std::error_code ec;

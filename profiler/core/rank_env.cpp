@@ -1,5 +1,7 @@
 #include "profiler/core/rank_env.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 namespace ddpscope::rank_env {
@@ -31,6 +33,12 @@ bool under_launcher() {
   for (const char* n : kWorldSize)
     if (auto f = first_int({n}); f && f->value > 1) return true;
   return false;
+}
+
+std::string host_name() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
 }
 
 }  // namespace ddpscope::rank_env

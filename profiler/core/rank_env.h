@@ -44,4 +44,8 @@ int world_size_or(int fallback);
 // of several ranks.
 bool under_launcher();
 
+// This machine's name (gethostname): the host a rank file records, and the one
+// a dead writer's file is told local by (its pid means something only here).
+std::string host_name();
+
 }  // namespace ddpscope::rank_env

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "profiler/core/input_error.h"
+#include "profiler/core/rank_env.h"
 #include "profiler/store/completion.h"
 #include "profiler/store/launch_account.h"
 #include "profiler/store/merge.h"
@@ -14,12 +15,6 @@ namespace fs = std::filesystem;
 
 namespace ddpscope::store {
 namespace {
-
-std::string this_host() {
-  char h[256] = {};
-  gethostname(h, sizeof h - 1);
-  return h;
-}
 
 void merge_now(const std::string& dir, const std::vector<std::string>& files, std::ostream& log) {
   if (!claim_merge(dir)) {
@@ -55,7 +50,7 @@ void check_recording_dir(const std::string& dir) {
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw InputError(dir + ": exists and is not a directory");
   if (fs::exists(fs::path(dir) / "run.db") || fs::exists(fs::path(dir) / ".merge-claim") ||
-      holds_finished_rank_file(dir, this_host()))
+      holds_finished_rank_file(dir, rank_env::host_name()))
     throw InputError(dir + ": already holds a recording; choose another -o or remove it");
 }
 
@@ -66,7 +61,7 @@ bool prepare_recording_dir(const std::string& dir) {
 }
 
 void merge_recording(const std::string& dir, int nproc, std::ostream& log) {
-  auto done = check_completion(dir, this_host());
+  auto done = check_completion(dir, rank_env::host_name());
   if (done.files.empty()) {
     log << "ddpscope: nothing recorded (the command made no NCCL, Gloo, CUDA wait or NVTX calls)\n";
     return;
