@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every parser of user input for MINUTES each, one target after the
-# other (one core each: the targets run in turn, not in parallel), in a clang
+# Fuzzes every parser of user input for MINUTES each, one core a target (as
+# many targets at once as there are cores), in a clang
 # build of its own (build-fuzz/). Prints per target the executions, the
 # coverage (libFuzzer's cov: edges, ft: features) and the findings; new
 # corpus entries and any finding's input stay under build-fuzz/work/.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets of tests/fuzz with clang and libFuzzer (a build
-# directory of their own), then runs each in turn: first over its corpus
+# directory of their own), then runs each, one a core: first over its corpus
 # (tests/fuzz/corpus/<target>: the seeds and every input that once failed),
 # then fuzzing from there for the time given. Prints, per target, the
 # executions, the coverage and the findings (crashes, sanitizer reports,
@@ -66,20 +66,42 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 findings_dir="$work/findings-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$work"
-status=0
-printf '%-20s %12s %8s %8s %9s  %s\n' target executions cov ft findings result
-for t in $(cat "$build/fuzz_targets.txt" | tr ';' ' '); do
-  [ -n "$only" ] && [ "$t" != "$only" ] && continue
+
+# One target's run: its corpus, then fuzzing from there. Its exit status goes
+# to $work/<target>.rc, its output to $work/<target>.log.
+fuzz_one() {
+  local t="$1" dict=()
+  rm -f "$work/$t.rc"
   mkdir -p "$work/$t" "$findings_dir/$t"
-  dict=()
   [ -f "$src/tests/fuzz/$t.dict" ] && dict=(-dict="$src/tests/fuzz/$t.dict")
-  log="$work/$t.log"
   # -timeout: one input taking 10 s is a hang; memory above 2 GiB is a finding.
   (cd "$work" && timeout $((seconds + 300)) "$build/$t" -max_total_time="$seconds" -timeout=10 \
      -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1 -max_len=65536 -error_exitcode=1 \
      -artifact_prefix="$findings_dir/$t/" "${seed[@]}" "${dict[@]}" "$work/$t" "$src/tests/fuzz/corpus/$t") \
-    >"$log" 2>&1
-  rc=$?
+    >"$work/$t.log" 2>&1
+  echo $? >"$work/$t.rc"
+}
+
+# A target fuzzes on one core: as many run at once as there are cores, so the
+# time given is each target's, not shared, and the run takes a fraction of
+# targets x seconds.
+targets=()
+for t in $(cat "$build/fuzz_targets.txt" | tr ';' ' '); do
+  [ -n "$only" ] && [ "$t" != "$only" ] && continue
+  targets+=("$t")
+done
+cores="$(nproc)"
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n; done
+  fuzz_one "$t" &
+done
+wait
+
+status=0
+printf '%-20s %12s %8s %8s %9s  %s\n' target executions cov ft findings result
+for t in "${targets[@]}"; do
+  log="$work/$t.log"
+  rc=$(cat "$work/$t.rc" 2>/dev/null || echo 1)
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
   ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')

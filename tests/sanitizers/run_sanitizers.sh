@@ -101,12 +101,15 @@ fi
 
 # Debug: -O0, asserts on. Compiling dominates the leg, and -O1 compiles 2.5
 # times slower for tests that then run about a minute faster over the whole
-# suite (docs/reliability.md has the figures).
+# suite (docs/reliability.md has the figures). -g1: line tables, all a
+# sanitizer's report needs to name file and line; full -g compiles 5-15 %
+# slower.
 if [ ! -f "$build/CMakeCache.txt" ]; then
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   cmake -S "$src" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DDDPSCOPE_SANITIZE="$sanitize" \
+    -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
     >"$probe/configure.log" 2>&1 || { cat "$probe/configure.log"; exit 1; }
 fi
 reports="$build/sanitizer-reports"
