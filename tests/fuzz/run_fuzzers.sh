@@ -90,6 +90,10 @@ for t in $(cat "$build/fuzz_targets.txt" | tr ';' ' '); do
   [ -n "$only" ] && [ "$t" != "$only" ] && continue
   targets+=("$t")
 done
+if [ ${#targets[@]} -eq 0 ]; then
+  echo "$0: --only $only: no such fuzz target (there are: $(tr ';' ' ' <"$build/fuzz_targets.txt"))" >&2
+  exit 2
+fi
 cores="$(nproc)"
 for t in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n; done
