@@ -156,6 +156,7 @@ void RankFile::collect_activities(bool final) {
 
 bool RankFile::open() {
   id_ = resolve_identity(id_);
+  host_ = rank_env::host_name();
   const ForkOrigin& origin = fork_origin();
   if (is_helper_of_parent(id_, origin.before_start, origin.parent_rank))
     return false;  // silent, as a child of a running rank is (docs/reliability.md)
@@ -178,7 +179,7 @@ bool RankFile::open() {
                   {"kind", "rank"},
                   {"timeline", "monotonic"},
                   {"command_line", command_line()},
-                  {"host", rank_env::host_name()},
+                  {"host", host_},
                   {"start_time", clock::iso_utc(wall)},
                   {"tick_source", clock::kTicksAreTsc ? "tsc" : "clock_monotonic"},
               });
@@ -219,7 +220,7 @@ void RankFile::write() {
   p.rank = id_.rank;
   p.world_size = id_.world_size;
   p.local_rank = id_.local_rank;
-  p.host = rank_env::host_name();
+  p.host = host_;
   p.pid = getpid();
   int r, n;
   comm_registry().first_comm(&r, &n, &p.device, &p.backend);

@@ -63,6 +63,8 @@ class RankFile : public Rows {
   BufferRegistry* buffers_;
   clock::TickConverter ticks_;
   Identity id_;
+  // Read once at open: the meta row and every flush's processes row say the same.
+  std::string host_;
   std::unique_ptr<store::RankWriter> writer_;
   bool failed_ = false;
   bool final_ = false;  // the flush under way is the last (processes.finalized)
