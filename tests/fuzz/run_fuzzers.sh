@@ -60,6 +60,8 @@ start=$(date +%s)
 cmake --build "$build" --target fuzz_targets -j "$(nproc)" >"$build/fuzz-build.log" 2>&1 ||
   { tail -40 "$build/fuzz-build.log"; exit 1; }
 echo "built the fuzz targets in $build ($(($(date +%s) - start)) s)"
+# scripts/ci_times.sh reads the build's time from here.
+echo "build $(($(date +%s) - start))" >"$build/ddpscope-times"
 
 # Sanitizer findings end the run with a report; leaks are checked after every input.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"

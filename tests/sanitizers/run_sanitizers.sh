@@ -127,6 +127,8 @@ cmake --build "$build" --target "${targets[@]}" -j "$(nproc)" >"$build/sanitizer
   { tail -40 "$build/sanitizer-build.log"; echo "FAILED: the $name build (log: $build/sanitizer-build.log)"; exit 1; }
 built=$(($(date +%s) - start))
 echo "$name: built in $build ($built s)"
+# scripts/ci_times.sh reads the leg's build and test times from here.
+echo "build $built" >"$build/ddpscope-times"
 
 # ctest over one pass's selection; adds to the counts.
 total=0 failed=0 skipped=0 ctest_rc=0
@@ -158,6 +160,7 @@ else
   run_pass "" -R "^($(IFS='|'; echo "${tsan_tests[*]}")):" -E "$tsan_unsupported"
 fi
 ran=$(($(date +%s) - start))
+echo "tests $ran" >>"$build/ddpscope-times"
 found=$(find "$reports" -type f | wc -l)
 
 status=0
