@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Iteration-time slowdown of the example DDP job under `ddpscope record`.
 #
-# Runs examples/ddp_train.py with 2 local ranks, alternately without ddpscope
+# Runs examples/ddp_train.py with N local ranks (--nproc, 2 by default),
+# alternately without ddpscope
 # (ranks launched here with torchrun's variables, as `record --nproc` does) and
-# under `ddpscope record --nproc 2`, then compares rank 0's median step time.
+# under `ddpscope record --nproc N`, then compares rank 0's median step time.
 # Runs are interleaved (A B A B ...) so that drift in machine load hits both
 # variants alike. Only step times are compared: start-up and the merge after the
 # job are not part of a training iteration.
 #
-# usage: bench/ddp_slowdown.sh [--pairs N] [--iters N] [--warmup N] [--layers N]
+# usage: bench/ddp_slowdown.sh [--nproc N] [--pairs N] [--iters N] [--warmup N] [--layers N]
 #            [--width N] [--batch N] [--run-timeout S] [--python PY]
 #            [--rank-prefix CMD] [--against BUILD] [--record-flags FLAGS] [-- EXTRA...]
 #   PY is the torch Python [.venv/bin/python (scripts/setup.sh) if present, else
@@ -24,12 +25,13 @@
 #        OMP_NUM_THREADS torch threads per rank [1]
 set -euo pipefail
 
-pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32 run_timeout=120
+nproc=2 pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32 run_timeout=120
 extra=() PY='' prefix=() against='' record_flags=()
 
 usage() { sed -n '11,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
+    --nproc) nproc=$2; shift 2 ;;
     --pairs) pairs=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
@@ -45,6 +47,7 @@ while (($#)); do
     *) usage ;;
   esac
 done
+[[ $nproc =~ ^[1-9][0-9]*$ ]] || { echo "ddp_slowdown: --nproc must be a positive integer" >&2; exit 2; }
 ((iters > warmup)) || { echo "ddp_slowdown: --iters must exceed --warmup" >&2; exit 2; }
 
 cd "$(dirname "$0")/.."
@@ -100,7 +103,7 @@ wait_ranks() {
   return "$status"
 }
 
-# Without ddpscope: the two ranks started here, the way `record --nproc` does.
+# Without ddpscope: the ranks started here, the way `record --nproc` does.
 run_baseline() {
   local log=$1 port r pids=()
   if [[ -n $against ]]; then
@@ -108,8 +111,8 @@ run_baseline() {
     return
   fi
   port=$(free_port)
-  for r in 0 1; do
-    env RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 \
+  for ((r = 0; r < nproc; r++)); do
+    env RANK=$r LOCAL_RANK=$r WORLD_SIZE=$nproc LOCAL_WORLD_SIZE=$nproc MASTER_ADDR=127.0.0.1 \
       MASTER_PORT="$port" timeout --foreground -k 5 "$run_timeout" "${prefix[@]}" "$PY" "${train_args[@]}" \
       --ddp-log "$log" >>"$log.out" 2>&1 &
     pids+=($!)
@@ -123,11 +126,17 @@ run_ddpscope() {
   local log=$1 out flags=("${record_flags[@]}")
   [[ ${2:-} == baseline ]] && flags=()
   out=$(mktemp -d "$work/rec-XXXXXX")
-  timeout --foreground -k 5 "$run_timeout" "$DDPSCOPE" record --nproc 2 -o "$out" "${flags[@]}" -- \
+  timeout --foreground -k 5 "$run_timeout" "$DDPSCOPE" record --nproc "$nproc" -o "$out" "${flags[@]}" -- \
     "${prefix[@]}" "$PY" "${train_args[@]}" --ddp-log "$log" >>"$log.out" 2>&1 || return $?
   # A run that recorded nothing (injector not found, say) measured nothing.
   [[ -f $out/run.db ]] || { echo "ddp_slowdown: no $out/run.db" >>"$log.out"; return 1; }
   rm -rf "$out"
+}
+
+# Every rank wrote its step times (ddp_train.py --ddp-log).
+all_logged() {
+  local r
+  for ((r = 0; r < nproc; r++)); do [[ -f $1/ddp-rank$r.json ]] || return 1; done
 }
 
 # One run of variant $1 (baseline|ddpscope), numbered $2; prints its median.
@@ -137,7 +146,7 @@ measure() {
   "run_$1" "$log" || rc=$?
   # torch 1.13 can deadlock in ProcessGroupGloo's destructor at interpreter
   # exit, after the step times are written: such a run still counts.
-  if ((rc == 124)) && [[ -f $log/ddp-rank0.json && -f $log/ddp-rank1.json ]]; then
+  if ((rc == 124)) && all_logged "$log"; then
     echo "ddp_slowdown: note: $1 run $2 hung at exit after writing its step times;" \
       "stopped after ${run_timeout}s" >&2
     rc=0
@@ -153,7 +162,7 @@ measure() {
 # The job picks its backend by device (examples/ddp_train.py): NCCL on cuda.
 where="gloo, cpu"
 [[ " ${extra[*]} " == *" --device cuda "* ]] && where="nccl, cuda"
-echo "ddp slowdown: $pairs pairs, 2 ranks ($where), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
+echo "ddp slowdown: $pairs pairs, $nproc ranks ($where), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
   "$PY (torch $("$PY" -c 'import torch; print(torch.__version__)'))," "${train_args[*]}"
 echo "rank 0 median step time per run, first $warmup iterations dropped;" \
   "ddpscope: $DDPSCOPE${record_flags[*]:+ record ${record_flags[*]}};${against:+ baseline recorded by $against/ddpscope;} load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

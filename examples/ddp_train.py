@@ -93,7 +93,20 @@ def logging_data(ddp_model):
             v = [int(x) for x in v.split(",") if x.strip()]
         out[k] = v
     out["first_bucket_bytes"] = first_bucket_bytes(ddp_model)
+    out["backend_class"] = backend_class(ddp_model)
     return out
+
+
+def backend_class(ddp_model):
+    """The class of the backend torch built for the model's device: torch 2.15
+    builds ProcessGroupNCCL2 (torchcomms) for "nccl" unless TORCH_DIST_USE_NCCL2=0,
+    older ones ProcessGroupNCCL; 1.13 has one process group object per backend."""
+    group = dist.distributed_c10d._get_default_group()
+    device = next(ddp_model.parameters()).device
+    try:
+        return type(group._get_backend(device)).__name__
+    except (AttributeError, RuntimeError):
+        return type(group).__name__
 
 
 def params_digest(model):

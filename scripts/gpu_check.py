@@ -255,7 +255,36 @@ def check_tuner_rings(build, work, nccl, nproc):
     ranks.check_tuner(check, tuned, "nccl", nproc)
 
 
-SECTIONS = ("ranks", "tuner", "loops", "one", "bench")
+def nccl2_available():
+    """Whether this torch can build ProcessGroupNCCL2 (torchcomms) for "nccl":
+    torch 2.15 does unless TORCH_DIST_USE_NCCL2=0; its switch names it."""
+    probe = ("import inspect, torch.distributed.distributed_c10d as c\n"
+             "print('TORCH_DIST_USE_NCCL2' in inspect.getsource(c))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    return r.stdout.strip() == "True"
+
+
+def ranks_sections(args, work):
+    """The ranks section at each count; where torch has the nccl2 engine, under
+    it (torch's default) and under the legacy ProcessGroupNCCL."""
+    nccl2 = nccl2_available()
+    print("torch's NCCL backends: " + ("ProcessGroupNCCL2 (default) and the legacy "
+          "ProcessGroupNCCL (TORCH_DIST_USE_NCCL2=0)" if nccl2 else
+          "ProcessGroupNCCL only (this torch has no ProcessGroupNCCL2)"))
+    for n in args.ranks.split(","):
+        ranks.ranks_section(check, args.build, work, int(n))
+        if nccl2:
+            legacy = os.path.join(work, f"legacy-{n}")
+            os.makedirs(legacy, exist_ok=True)
+            os.environ["TORCH_DIST_USE_NCCL2"] = "0"
+            try:
+                print(f"-- {n} ranks again, TORCH_DIST_USE_NCCL2=0")
+                ranks.ranks_section(check, args.build, legacy, int(n))
+            finally:
+                del os.environ["TORCH_DIST_USE_NCCL2"]
+
+
+SECTIONS = ("ranks", "stall", "tuner", "loops", "one", "bench")
 
 
 def one_rank(args, work, nccl):
@@ -286,12 +315,19 @@ def one_rank(args, work, nccl):
 
 def benches(args):
     """Figures, not checks: CUPTI's correlation and its API records' host cost,
-    and the recorded 2-rank NCCL job's step time against the plain one."""
+    and the recorded NCCL job's step time against the plain one at each count
+    of --bench-ranks."""
     for name in ("bench_cupti_correlation", "bench_cupti_api_overhead"):
         bench = os.path.join(args.build, name)
         if os.path.exists(bench):
             print(subprocess.run([bench], capture_output=True, text=True).stdout.rstrip())
-    cmd = ["bench/ddp_slowdown.sh", "--pairs", "3", "--iters", "40", "--warmup", "10",
+    for n in args.bench_ranks.split(","):
+        slowdown(args, int(n))
+
+
+def slowdown(args, nproc):
+    cmd = ["bench/ddp_slowdown.sh", "--nproc", str(nproc), "--pairs", "3", "--iters", "40",
+           "--warmup", "10",
            "--python", sys.executable, "--rank-prefix", ranks.ONEGPU_RANK, "--layers",
            str(ranks.GPU_SHAPE["layers"]), "--width", str(ranks.GPU_SHAPE["width"]), "--batch",
            str(ranks.GPU_SHAPE["batch"]), "--", "--device", "cuda", "--bucket-cap-mb",
@@ -308,10 +344,12 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--keep", help="copy the one-rank run databases into this folder")
     p.add_argument("--sections", default=",".join(SECTIONS),
-                   help="which, in the order given: ranks (2 and 3 NCCL ranks on the GPU), tuner "
+                   help="which, in the order given: ranks (2 and 3 NCCL ranks on the GPU), stall "
+                   "(a rank stuck for good under --hang-after 30, CUPTI on), tuner "
                    "(2-rank NCCL replay), loops (ten DDP loops at 2 ranks), one (world size "
                    "1), bench (figures)")
     p.add_argument("--ranks", default="2,3", help="rank counts of the ranks section")
+    p.add_argument("--bench-ranks", default="2", help="rank counts of the bench's slowdown")
     p.add_argument("--budget", type=float, default=470,
                    help="seconds: a section that would start after this is not run (said so)")
     args = p.parse_args()
@@ -325,8 +363,8 @@ def main():
     nccl = platform()
     work = tempfile.mkdtemp(prefix="ddpscope-gpu-check-")
     runs = {
-        "ranks": lambda: [ranks.ranks_section(check, args.build, work, int(n))
-                          for n in args.ranks.split(",")],
+        "ranks": lambda: ranks_sections(args, work),
+        "stall": lambda: ranks.stall_section(check, args.build, work, 2),
         "tuner": lambda: check_tuner_rings(args.build, work, nccl, 2),
         "loops": lambda: check_ddp_loops(args.build, 2,
                                          max(60, args.budget - (time.monotonic() - begin))),

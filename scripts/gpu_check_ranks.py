@@ -20,6 +20,17 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ONEGPU_RANK = os.path.join(HERE, "onegpu_rank.sh")
 NCCL_KERNEL = re.compile(r"^(ncclDevKernel|ncclSymkDevKernel|ncclKernel)_")
+# The collective an NCCL kernel runs, as its name spells it
+# (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclDevKernel_AllGather_RING_LL):
+# a bucket all-reduce linked to an all-gather's kernel is linked wrongly.
+KERNEL_OP = {"allreduce": "AllReduce", "allgather": "AllGather", "broadcast": "Broadcast",
+             "reduce_scatter": "ReduceScatter", "reduce": "Reduce"}
+
+
+def runs_op(name, op):
+    """Whether `name` is an NCCL kernel of collective `op` (by its name's word)."""
+    word = KERNEL_OP.get(op)
+    return bool(word and NCCL_KERNEL.match(name) and re.search(rf"_{word}(_|\(|$)", name))
 # What NCCL prints when it refuses the ranks (its duplicate-GPU check) or fails
 # to connect them: the lines a reader of the check's output must see.
 REFUSAL = re.compile(r"Duplicate GPU|NCCL WARN|NCCL error|ncclInvalidUsage|ncclSystemError|"
@@ -119,14 +130,33 @@ def check_ring_kernels(check, db, accounts, iters):
             sources[timing] = sources.get(timing, 0) + 1
             names = [n for (n,) in db.execute(
                 "SELECT name FROM kernels WHERE collective_id=? AND kind='comm'", (cid,))]
-            if timing != "cupti" or not names or not all(NCCL_KERNEL.match(n) for n in names):
+            if timing != "cupti" or not names or not all(runs_op(n, "allreduce") for n in names):
                 bad.append(cid)
         kernel = db.execute("SELECT name FROM kernels WHERE rank=? AND kind='comm' LIMIT 1",
                             (r,)).fetchone()
         print(f"  rank {r}: bucket timing sources {sources}; a comm kernel: "
               f"{kernel[0][:80] if kernel else None}")
         check(calls and not bad, f"rank {r}: each of {len(calls)} bucket all-reduces timed by "
-              f"CUPTI from its own NCCL kernel ({len(bad)} not)")
+              f"CUPTI from its own NCCL AllReduce kernel ({len(bad)} not)")
+
+
+def check_kernel_ops(check, db):
+    """Every collective's linked NCCL kernels run that collective: an all-gather
+    by AllGather kernels, a broadcast by Broadcast ones, and so on."""
+    rows = db.execute("SELECT c.op, k.name, count(DISTINCT c.id) FROM collectives c JOIN kernels k "
+                      "ON k.collective_id = c.id AND k.kind='comm' GROUP BY c.op, k.name "
+                      "ORDER BY c.op").fetchall()
+    by_op = {}
+    for op, name, n in rows:
+        good, bad = by_op.setdefault(op, [0, []])
+        if runs_op(name, op):
+            by_op[op][0] += n
+        else:
+            bad.append(f"{name[:60]} x{n}")
+    for op, (good, bad) in sorted(by_op.items()):
+        check(op in KERNEL_OP and not bad, f"{op}: linked kernels are {KERNEL_OP.get(op)} "
+              f"kernels ({good} collectives; others: {bad[:3]})")
+    check("allreduce" in by_op, f"collectives with linked NCCL kernels: {sorted(by_op)}")
 
 
 def check_event_timing(check, db, accounts, iters):
@@ -247,16 +277,20 @@ def check_late_rank(check, report, slow_rank, sleep_ms, within=0.2):
 STALL_AT = 3
 
 
-def check_hang(check, report, nproc, state):
+def check_hang(check, report, nproc, state, waited_s=None):
     """The last rank stalled before backward STALL_AT: the others wait in DDP's
     first bucket of that iteration (NCCL: enqueued on the GPU, not done), the
-    stalled one is missing."""
+    stalled one is missing; with `waited_s`, they waited at least that long."""
     hangs = (report or {}).get("hangs", [])
     print(f"  hangs: {json.dumps(hangs)[:600]}")
     want = (list(range(nproc - 1)), [nproc - 1], state, 0, STALL_AT)
     got = [(h["waiting_ranks"], h["missing_ranks"], h["state"], h["bucket"], h["iteration"])
            for h in hangs]
     check(got == [want], f"a stalled rank: the report's hang is {want} (got {got})")
+    if waited_s is not None:
+        waited = [h.get("waited_s") or 0 for h in hangs]
+        check(len(waited) == 1 and waited[0] >= waited_s,
+              f"the hang's collective stayed in flight {waited} s (at least {waited_s} s)")
 
 
 # --- the tuner, its ranks started by this check --------------------------------
@@ -380,7 +414,8 @@ def ranks_section(check, build, work, nproc, device="cuda", iters=12, shape=GPU_
     db = sqlite3.connect(os.path.join(out, "run.db"))
     accounts = ddp_accounts(os.path.join(out, "ddp"), nproc)
     print(f"  DDP buckets: first {accounts[0]['bucket_sizes']}, rebuilt "
-          f"{accounts[0]['rebuilt_bucket_sizes']}")
+          f"{accounts[0]['rebuilt_bucket_sizes']}; torch's backend: "
+          f"{accounts[0].get('backend_class')}")
     check_bucket_sizes(check, db, accounts, iters)
     report = report_json(build, out)
     if check(report is not None, "ddpscope report --json runs"):
@@ -391,6 +426,7 @@ def ranks_section(check, build, work, nproc, device="cuda", iters=12, shape=GPU_
             check_overlap(check, db, report, accounts, iters)
     if gpu:
         check_ring_kernels(check, db, accounts, iters)
+        check_kernel_ops(check, db)
         check_plugin(check, db)
     check_unperturbed(check, out, work, nproc, device, iters, shape)
 
@@ -419,3 +455,24 @@ def ranks_section(check, build, work, nproc, device="cuda", iters=12, shape=GPU_
                         "the DDP job with --no-cupti", ["--no-cupti"]):
             check_event_timing(check, sqlite3.connect(os.path.join(events, "run.db")),
                                ddp_accounts(os.path.join(events, "ddp"), nproc), iters)
+
+
+# --- a long stall with CUPTI on -------------------------------------------------
+
+# Longer than 25 flushes of 200 ms: the wait after which a collective whose
+# kernel never reported used to be written as completed.
+LONG_HANG_S = 30
+
+
+def stall_section(check, build, work, nproc, device="cuda", iters=12, shape=GPU_SHAPE,
+                  hang_after=LONG_HANG_S):
+    """A rank stalled for good under `record --hang-after 30`, CUPTI on: the
+    others' bucket all-reduce stays in flight (enqueued) until record stops
+    the job, and the report places it, waited for at least hang_after - 5 s."""
+    out = os.path.join(work, f"long-stall-{nproc}")
+    job = ddp_job(out, device, iters, shape, ["--stall-rank", str(nproc - 1),
+                                               "--stall-at", str(STALL_AT)])
+    record_ranks(lambda ok, what: ok, build, out, nproc, job, "the stalled job",
+                 ["--hang-after", str(hang_after)], timeout=hang_after + 150)
+    check_hang(check, report_json(build, out), nproc, "enqueued" if device == "cuda" else
+               "running", waited_s=hang_after - 5)

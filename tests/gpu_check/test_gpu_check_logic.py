@@ -151,6 +151,38 @@ class GpuCheckLogic(unittest.TestCase):
         self.assertEqual(len(run_check(ranks.check_ring_kernels, db, self.accounts,
                                        ITERS).failed()), 1)
 
+    def test_a_bucket_linked_to_an_all_gather_kernel_fails(self):
+        _, db = self.doctored("all-gather-kernel")
+        self.as_ring_kernels(db)
+        self.assertEqual(run_check(ranks.check_kernel_ops, db).failed(), [])
+        db.execute("UPDATE kernels SET name='ncclDevKernel_AllGather_RING_LL(x)' "
+                   "WHERE collective_id=?", (self.bucket_ids(db)[2],))
+        db.commit()
+        failed = run_check(ranks.check_ring_kernels, db, self.accounts, ITERS).failed()
+        self.assertEqual(len(failed), 1, failed)
+        failed = run_check(ranks.check_kernel_ops, db).failed()
+        self.assertEqual(len(failed), 1, failed)
+        self.assertIn("allreduce", failed[0])
+
+    def test_an_all_gather_must_run_all_gather_kernels(self):
+        _, db = self.doctored("gather-kernels")
+        self.as_ring_kernels(db)
+        gathers = [i for (i,) in db.execute("SELECT id FROM collectives WHERE op='allgather'")]
+        self.assertTrue(gathers, "DDP's start-up all-gathers its parameter shapes")
+        for cid in gathers:
+            db.execute("INSERT INTO kernels(rank, device, stream, name, start_ns, end_ns, "
+                       "correlation, collective_id, kind) VALUES (0, 0, 7, ?, 1, 2, 0, ?, 'comm')",
+                       ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", cid))
+        db.commit()
+        self.assertEqual(run_check(ranks.check_kernel_ops, db).failed(), [])
+        db.execute("UPDATE kernels SET name=? WHERE collective_id=?", (RING_KERNEL, gathers[0]))
+        db.commit()
+        failed = run_check(ranks.check_kernel_ops, db).failed()
+        self.assertEqual(len(failed), 1, failed)
+        self.assertIn("allgather", failed[0])
+        self.assertFalse(ranks.runs_op("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", "reduce"))
+        self.assertTrue(ranks.runs_op("ncclSymkDevKernel_AllReduce_RSxLD_AGxST_sum_f32", "allreduce"))
+
     def overlap_run(self, name, hide):
         """A GPU-like run whose compute kernels cover the first `hide` share of
         every rank's first bucket, then `ddpscope report` on it."""
@@ -236,6 +268,18 @@ class GpuCheckLogic(unittest.TestCase):
         self.assertEqual(run_check(ranks.check_hang, report, 2, "running").failed(), [])
         self.assertEqual(len(run_check(ranks.check_hang, report, 2, "enqueued").failed()), 1)
         self.assertEqual(len(run_check(ranks.check_hang, {"hangs": []}, 2, "running").failed()), 1)
+        # The long stall: the collective must have stayed in flight that long.
+        waited = report["hangs"][0]["waited_s"]
+        self.assertEqual(run_check(ranks.check_hang, report, 2, "running", waited).failed(), [])
+        self.assertEqual(len(run_check(ranks.check_hang, report, 2, "running",
+                                       waited + 1).failed()), 1)
+
+    def test_the_long_stall_section_on_gloo(self):
+        c = Collect()
+        ranks.stall_section(c, BUILD, self.work, 2, device="cpu", iters=ITERS, shape=SHAPE,
+                            hang_after=7)
+        self.assertEqual(c.failed(), [])
+        self.assertEqual(len(c.passed()), 2, c.passed())
 
     def test_event_timing_check(self):
         failed = run_check(ranks.check_event_timing, self.db(), self.accounts, ITERS).failed()
