@@ -13,6 +13,8 @@ namespace ddpscope::inject {
   X(unknown_dtype_calls)        /* NCCL calls with a datatype newer than ours: 0 bytes */         \
   X(graph_captured_collectives) /* NCCL calls captured into a CUDA graph: not recorded */         \
   X(untimed_collectives)        /* CUDA events could not time them: written host-timed */         \
+  X(stream_ordered_collectives) /* no CUPTI record; a later one on its stream done: host-timed */ \
+  X(unconfirmed_collectives)    /* past the cap of those in flight under CUPTI: host-timed */     \
   X(cupti_buffers_refused)      /* CUPTI asked for a buffer past our cap: records dropped */      \
   X(unrecorded_threads)         /* threads that got no event buffer: their calls unrecorded */
 

@@ -116,13 +116,15 @@ void RankFile::resolve_timers(bool final) {
     timed_.clear();
     return;
   }
-  // At exit, give outstanding GPU work a moment to finish before giving up.
+  // At exit, give outstanding GPU work a moment to finish. Work still
+  // unfinished then is not known done: it stays in flight (the last flush
+  // lists it enqueued), never written as completed.
   for (int attempt = 0;; ++attempt) {
     timer->sync_clocks();
     std::vector<Timed> still;
     for (auto& t : timed_) {
       TimerReading r = timer->poll(t.timer);
-      if (r.state == TimerReading::State::pending && !(final && attempt >= 50)) {
+      if (r.state == TimerReading::State::pending) {
         still.push_back(t);
         continue;
       }
@@ -131,13 +133,13 @@ void RankFile::resolve_timers(bool final) {
         t.record.end_ns = r.end_ns;
         t.record.timing = Timing::event;
       } else {
-        count(Counter::untimed_collectives);  // failed, or unfinished at exit
+        count(Counter::untimed_collectives);  // the driver cannot time it
       }
       timer->release(t.timer);
       ready_.push_back(t.record);
     }
     timed_.swap(still);
-    if (!final || timed_.empty()) return;
+    if (!final || timed_.empty() || attempt >= 50) return;
     usleep(10000);
   }
 }

@@ -62,6 +62,14 @@ int stuck() {
   return 0;
 }
 
+// The same, but the job exits with the stream still stuck: the writer's last
+// flush sees work that never ran.
+int stuck_exit() {
+  fakecuda_hold(stream(1));
+  allreduces(3, 2, stream(1));
+  return 0;
+}
+
 // The driver cannot time the events (a real error, not NOT_READY).
 int elapsed_error() {
   fakecuda_elapsed_error(CUDA_ERROR_INVALID_HANDLE);
@@ -125,13 +133,14 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (mode == "pending") rc = pending(a);
   if (mode == "stuck") rc = stuck();
+  if (mode == "stuck-exit") rc = stuck_exit();
   if (mode == "elapsed-error") rc = elapsed_error();
   if (mode == "slots") rc = slots(a);
   if (mode == "capture-global") rc = capture_global(a);
   if (mode == "captured") rc = captured();
   if (rc == 2)
     fprintf(stderr,
-            "usage: cuda_event_workload pending MS|elapsed-error|slots MS|"
+            "usage: cuda_event_workload pending MS|stuck|stuck-exit|elapsed-error|slots MS|"
             "capture-global MS|captured\n");
   ncclCommDestroy(g_comm);
   return rc;

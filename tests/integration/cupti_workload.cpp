@@ -57,6 +57,24 @@ int write_fails(int pause_ms) {
   return 0;
 }
 
+// A stuck NCCL job under CUPTI: one process drives both ranks of a 2-rank
+// communicator (a group per all-reduce, as with ncclCommInitAll), and the
+// double's CUPTI never delivers a record, as for kernels that never end.
+// Killed by the test.
+int stuck() {
+  ncclComm_t pair[2];
+  if (ncclCommInitAll(pair, 2, nullptr) != ncclSuccess) return 93;
+  for (int i = 0; i < 3; ++i) {
+    ncclGroupStart();
+    for (ncclComm_t c : pair) ncclAllReduce(g_x, g_x, 2, ncclFloat32, ncclSum, c, nullptr);
+    ncclGroupEnd();
+  }
+  printf("enqueued\n");
+  fflush(stdout);
+  sleep(120);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,7 +85,8 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (mode == "buffers") rc = buffers(a, b);
   if (mode == "write-fails") rc = write_fails(a);
-  if (rc == 2) fprintf(stderr, "usage: cupti_workload buffers N MS|write-fails MS\n");
+  if (mode == "stuck") rc = stuck();
+  if (rc == 2) fprintf(stderr, "usage: cupti_workload buffers N MS|write-fails MS|stuck\n");
   ncclCommDestroy(g_comm);
   return rc;
 }

@@ -80,6 +80,22 @@ TEST_CASE("enqueued collectives whose work never runs are in flight, through kil
   CHECK(db.collectives().empty());
 }
 
+// The last flush (a normal exit) waits a moment for the work, then leaves
+// what never ran in flight: its completion is unknown, so it is not written
+// as a completed collective.
+TEST_CASE("work unfinished at exit stays in flight, not written as completed") {
+  auto dir = testing::temp_dir("event-stuck-exit");
+  auto r = workload({"stuck-exit"}, injected(dir, 50));
+  REQUIRE(r.status == 0);
+  store::RunReader db(dir + "/rank-0.db");
+  CHECK(db.processes().at(0).finalized == 1);
+  auto rows = db.rows<InflightRecord>();
+  REQUIRE(rows.size() == 3);
+  for (const auto& row : rows) CHECK(row.state == InflightState::enqueued);
+  CHECK(db.collectives().empty());
+  CHECK(db.meta().count("count:untimed_collectives") == 0);
+}
+
 TEST_CASE("a timing error that will not go away resolves at once, host-timed and counted") {
   auto dir = testing::temp_dir("event-error");
   testing::Process p({CUDA_EVENT_WORKLOAD_EXE, "elapsed-error"}, injected(dir, 50));

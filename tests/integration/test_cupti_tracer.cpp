@@ -1,8 +1,15 @@
 // The CUPTI tracer (injector/cupti/cupti_tracer.cpp) against test doubles of
 // CUPTI and of the CUDA driver (fake_cupti.cpp, fake_cuda_driver.cpp): its
-// buffers are capped, and its tracing stops when the recording does.
+// buffers are capped, its tracing stops when the recording does, and a
+// collective whose records never come stays in flight.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "profiler/store/reader.h"
@@ -43,4 +50,59 @@ TEST_CASE("when the rank file cannot be written any more, CUPTI stops tracing to
   REQUIRE(r.status == 0);  // the job runs on
   CHECK(r.out == "cupti kinds enabled: 8\ncupti kinds enabled: 0\n");
   CHECK(r.err.find("recording stops, the job runs on") != std::string::npos);
+}
+
+namespace {
+
+// The fewest flush intervals for which the rank file has shown every one of
+// `rows` collectives in flight; 0 while the file or the rows are not there.
+int64_t intervals_in_flight(const std::string& file, size_t rows, int flush_ms) {
+  try {
+    auto inflight = store::RunReader(file).rows<InflightRecord>();
+    if (inflight.size() < rows) return 0;
+    int64_t least = INT64_MAX;
+    for (const auto& r : inflight) least = std::min(least, r.seen_ns - r.host_start_ns);
+    return least / (int64_t(flush_ms) * 1000000);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+// docs/hangs.md: a real NCCL hang lasts minutes. Its collective stays in
+// flight however long its kernels report nothing (here, 150 flush intervals:
+// no bounded wait ends it), keeps its row through kill -9, and the report
+// places the hang in it.
+TEST_CASE("under CUPTI a stuck collective stays in flight, through kill -9, and is the hang") {
+  auto dir = testing::temp_dir("cupti-stuck");
+  const int flush_ms = 20;
+  testing::Process p({CUPTI_WORKLOAD_EXE, "stuck"}, injected(dir, flush_ms));
+  REQUIRE(p.wait_for_line("enqueued"));
+  const std::string file = dir + "/rank-0.db";
+  for (int polls = 0; polls < 1200 && intervals_in_flight(file, 6, flush_ms) < 150; ++polls)
+    usleep(50000);
+  p.signal(SIGKILL);
+  REQUIRE(p.wait().status == 128 + SIGKILL);
+  store::RunReader db(file);
+  auto rows = db.rows<InflightRecord>();
+  REQUIRE(rows.size() == 6);  // 3 all-reduces x 2 ranks of the communicator
+  for (const auto& r : rows) {
+    CHECK(r.state == InflightState::enqueued);
+    CHECK((r.op == Op::allreduce && r.nranks == 2 && r.count == 2 && r.seq < 3));
+  }
+  CHECK(intervals_in_flight(file, 6, flush_ms) >= 150);
+  CHECK(db.collectives().empty());
+
+  auto merged = testing::run({DDPSCOPE_BIN, "merge", dir, "-o", dir + "/run.db"});
+  REQUIRE(merged.status == 0);
+  auto report = testing::run({DDPSCOPE_BIN, "report", dir + "/run.db", "--json", dir + "/r.json"});
+  REQUIRE(report.status == 0);
+  auto j = nlohmann::json::parse(std::ifstream(dir + "/r.json"));
+  REQUIRE(j["hangs"].size() == 1);
+  const auto& hang = j["hangs"][0];
+  CHECK(hang["seq"] == 0);
+  CHECK(hang["op"] == "allreduce");
+  CHECK(hang["state"] == "enqueued");
+  CHECK(hang["waiting_ranks"] == nlohmann::json::array({0}));
 }
