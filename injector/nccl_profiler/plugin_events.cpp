@@ -13,7 +13,7 @@
 namespace ddpscope::inject::nccl_profiler {
 namespace {
 
-enum Kind : uint8_t { kComm, kColl, kOp, kStep, kKernelCh };
+enum Kind : uint8_t { kComm, kColl, kOp, kStep, kKernelCh, kCeOp };
 
 struct CommEvent {
   uint64_t comm_hash, t;
@@ -51,6 +51,15 @@ struct KernelChEvent {
   int64_t coll_key;
   uint64_t t_start, t_end, gpu_start, gpu_stop;
   int32_t channel;
+};
+
+struct CeOpEvent {
+  uint64_t comm_hash;
+  int64_t coll_key;
+  uint64_t t_start, t_end, bytes;
+  int32_t nranks, num_ops;
+  uint8_t kind;
+  bool is_complete, intra_sync;
 };
 
 std::string name(uint32_t id) { return std::string(name_table().name(id)); }
@@ -114,6 +123,21 @@ void convert_kernel_ch(const KernelChEvent& k, Rows& rows) {
                                    ns(rows, k.t_end)});
 }
 
+void convert_ce_op(const CeOpEvent& o, Rows& rows) {
+  NcclCeOpRecord r;
+  r.comm_hash = int64_t(o.comm_hash);
+  r.coll_key = o.coll_key;
+  r.kind = o.kind == kCeSyncOp ? "sync" : "batch";
+  r.nranks = o.nranks;
+  r.is_complete = o.is_complete;
+  r.num_ops = o.num_ops;
+  r.bytes = int64_t(o.bytes);
+  r.intra_sync = o.intra_sync;
+  r.start_ns = ns(rows, o.t_start);
+  r.end_ns = ns(rows, o.t_end);
+  rows.add(std::move(r));
+}
+
 void convert(const Event& e, Rows& rows) {
   switch (e.kind) {
     case kComm:
@@ -126,6 +150,8 @@ void convert(const Event& e, Rows& rows) {
       return convert_step(e.as<StepEvent>(), rows);
     case kKernelCh:
       return convert_kernel_ch(e.as<KernelChEvent>(), rows);
+    case kCeOp:
+      return convert_ce_op(e.as<CeOpEvent>(), rows);
   }
 }
 
@@ -226,6 +252,22 @@ void emit_kernel_ch(ThreadState& t, const KernelChSlot& s, uint64_t t_end) {
                      s.gpu_start,
                      s.gpu_stop.load(std::memory_order_relaxed),
                      s.id.channel.load(std::memory_order_relaxed)};
+  publish_event(t);
+}
+
+void emit_ce_op(ThreadState& t, const CeOpSlot& s, uint64_t t_end) {
+  auto* e = reserve<CeOpEvent>(t, kCeOp);
+  if (!e) return;
+  *e = CeOpEvent{s.id.comm_hash.load(std::memory_order_relaxed),
+                 s.id.coll_key.load(std::memory_order_relaxed),
+                 s.t_start,
+                 t_end,
+                 s.bytes,
+                 s.nranks,
+                 s.num_ops,
+                 s.kind,
+                 s.is_complete,
+                 s.intra_sync};
   publish_event(t);
 }
 

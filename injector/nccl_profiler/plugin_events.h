@@ -61,6 +61,18 @@ struct KernelChSlot {
   std::atomic<uint64_t> gpu_stop{0};
 };
 
+// A synchronisation or copy batch of a copy-engine collective (v6).
+enum CeOpKind : uint8_t { kCeSyncOp, kCeBatchOp };
+
+struct CeOpSlot {
+  std::atomic<uint32_t> busy{0};
+  Lineage id;
+  uint64_t t_start = 0, bytes = 0;
+  int32_t nranks = 0, num_ops = 0;
+  uint8_t kind = kCeSyncOp;
+  bool is_complete = false, intra_sync = false;
+};
+
 template <typename Slot, uint32_t N>
 class SlotPool {
  public:
@@ -111,5 +123,6 @@ void emit_coll(ThreadState& t, const CollSlot& s, uint64_t t_end);
 void emit_op(ThreadState& t, const OpSlot& s, uint64_t t_end);
 void emit_step(ThreadState& t, const StepSlot& s, uint64_t t_end);
 void emit_kernel_ch(ThreadState& t, const KernelChSlot& s, uint64_t t_end);
+void emit_ce_op(ThreadState& t, const CeOpSlot& s, uint64_t t_end);
 
 }  // namespace ddpscope::inject::nccl_profiler

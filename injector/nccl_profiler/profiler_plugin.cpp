@@ -1,8 +1,9 @@
 // NCCL's profiler plugin inside libddpscope_inject.so: NCCL (>= 2.23) dlopen()s
-// the library NCCL_PROFILER_PLUGIN names and looks up "ncclProfiler_v5", then
-// "ncclProfiler_v4" (profiler_abi.h). Living in the injector means one library
-// for the hooks and the plugin, one set of rings and one rank file; where NCCL
-// is linked statically (no hook can interpose) the plugin alone still records.
+// the library NCCL_PROFILER_PLUGIN names and looks up "ncclProfiler_v6", then
+// "ncclProfiler_v5", "ncclProfiler_v4" (profiler_abi.h). Living in the
+// injector means one library for the hooks and the plugin, one set of rings
+// and one rank file; where NCCL is linked statically (no hook can interpose)
+// the plugin alone still records.
 //
 // Hot path (every collective, proxy op and network step): a pool slot taken
 // with one CAS, a timestamp, at stop one ring event. No lock, no allocation.
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "injector/nccl_profiler/plugin_events.h"
 #include "injector/nccl_profiler/profiler_abi.h"
@@ -18,6 +20,7 @@
 #include "injector/runtime/log.h"
 #include "injector/runtime/name_table.h"
 #include "profiler/core/clock.h"
+#include "profiler/core/records.h"
 
 namespace ddpscope::inject::nccl_profiler {
 namespace {
@@ -28,6 +31,9 @@ namespace {
 // CUPTI sees it: a statically linked NCCL). Not yet: groups, p2p, API-level
 // events.
 constexpr int kActivationMask = kColl | kProxyOp | kProxyStep | kKernelCh;
+// v6 adds the collectives NCCL runs on copy engines, which launch no kernel
+// (so no coll, kernel-channel or proxy event): the ceColl and its steps.
+constexpr int kActivationMaskV6 = kActivationMask | kCeColl | kCeSync | kCeBatch;
 
 struct PluginComm {
   uint64_t comm_hash;
@@ -38,6 +44,7 @@ SlotPool<CollSlot, 4096> g_colls;
 SlotPool<OpSlot, 8192> g_ops;
 SlotPool<StepSlot, 16384> g_steps;
 SlotPool<KernelChSlot, 4096> g_kernel_chs;
+SlotPool<CeOpSlot, 4096> g_ce_ops;
 // Proxy ops of another process carry parents that are not ours. Every
 // communicator's init stores it, from its own thread (TSan found the plain
 // int written by concurrent inits while a proxy thread read it).
@@ -84,9 +91,9 @@ uint32_t intern_nccl_name(const char* s) {
 }
 
 Result init(void** context, uint64_t comm_hash, int* mask, const char* name, int nnodes, int nranks,
-            int rank) {
+            int rank, int activation) {
   *context = new PluginComm{comm_hash, rank};
-  if (mask) *mask = kActivationMask;
+  if (mask) *mask = activation;
   g_pid.store(getpid(), std::memory_order_relaxed);
   if (recording()) {
     ReentrancyGuard guard;
@@ -95,13 +102,22 @@ Result init(void** context, uint64_t comm_hash, int* mask, const char* name, int
   return kSuccess;
 }
 
+// What a collective row takes from either descriptor (coll or ceColl).
+struct CollFields {
+  uint64_t seq;
+  const char *func, *algo, *proto, *dtype;
+  size_t count;
+  int root;
+  uint8_t nchannels, nwarps;
+};
+
 // The pool's ticket is the collective's key: unique in the process, so its
 // children find it in the rows whatever NCCL's seqNumber says.
 // Only a collective takes the thread's state: its thread id may attach the
 // thread, which can start the runtime, so it runs under a ReentrancyGuard.
 // Proxy ops and steps touch no thread-local state at their start (in a
 // dlopen()ed library each access is a call into the dynamic linker).
-void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
+void* open_coll(const PluginComm& comm, const CollFields& f) {
   ThreadState& t = this_thread();
   ReentrancyGuard guard(t);
   uint64_t ticket = 0;
@@ -109,19 +125,34 @@ void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
   if (!s) return nullptr;
   s->t_start = clock::ticks();
   s->id.comm_hash.store(comm.comm_hash, std::memory_order_relaxed);
-  s->id.seq.store(int64_t(d.seqNumber), std::memory_order_relaxed);
+  s->id.seq.store(int64_t(f.seq), std::memory_order_relaxed);
   s->id.coll_key.store(int64_t(ticket), std::memory_order_relaxed);
   s->comm_rank = comm.rank;
-  s->func = intern_nccl_name(d.func);
-  s->algo = intern_nccl_name(d.algo);
-  s->proto = intern_nccl_name(d.proto);
-  s->dtype = intern_nccl_name(d.datatype);
-  s->count = d.count;
-  s->root = d.root;
-  s->nchannels = d.nChannels;
-  s->nwarps = d.nWarps;
+  s->func = intern_nccl_name(f.func);
+  s->algo = intern_nccl_name(f.algo);
+  s->proto = intern_nccl_name(f.proto);
+  s->dtype = intern_nccl_name(f.dtype);
+  s->count = f.count;
+  s->root = f.root;
+  s->nchannels = f.nchannels;
+  s->nwarps = f.nwarps;
   s->tid = thread_id(t);
   return s;
+}
+
+void* start_coll(const PluginComm& comm, const CollDescrV4& d) {
+  return open_coll(comm, {d.seqNumber, d.func, d.algo, d.proto, d.datatype, d.count, d.root,
+                          d.nChannels, d.nWarps});
+}
+
+// A copy-engine collective is a collective row like a kernel's, so the join
+// and the report treat both alike: its algorithm is "CE" (no NCCL algorithm
+// name is), its protocol NCCL's synchronisation strategy ("MC" or "UC"), no
+// channels. Its seq is NCCL's copy-engine sequence; the join places it among
+// the communicator's calls by start order (nccl_join.h).
+void* start_ce_coll(const PluginComm& comm, const CeCollDescr& d) {
+  return open_coll(comm, {d.seqNumber, d.func, kNcclCopyEngineAlgo, d.syncStrategy, d.datatype,
+                          d.count, d.root, 0, 0});
 }
 
 // A child event takes its parent's lineage; without a parent of ours (a p2p,
@@ -160,6 +191,22 @@ void* start_step(const PluginComm& comm, void* parent, const ProxyStepDescr& d) 
   return s;
 }
 
+// A synchronisation or copy batch, with its ceColl as parent.
+void* start_ce_op(const PluginComm& comm, void* parent, uint64_t type, const EventDescrV6& d) {
+  CeOpSlot* s = take(g_ce_ops, "copy-engine step");
+  if (!s) return nullptr;
+  s->t_start = clock::ticks();
+  CollSlot* coll = g_colls.find(parent);
+  inherit(s->id, coll ? &coll->id : nullptr, comm);
+  s->kind = type == kCeSync ? kCeSyncOp : kCeBatchOp;
+  s->nranks = type == kCeSync ? d.ceCollSync.nRanks : 0;
+  s->is_complete = type == kCeSync && d.ceCollSync.isComplete;
+  s->num_ops = type == kCeBatch ? d.ceCollBatch.numOps : 0;
+  s->bytes = type == kCeBatch ? d.ceCollBatch.totalBytes : 0;
+  s->intra_sync = type == kCeBatch && d.ceCollBatch.useIntraSync;
+  return s;
+}
+
 // NCCL's proxy starts a kernel channel when it sees the kernel begin that
 // channel's work, with the collective as parent.
 void* start_kernel_ch(const PluginComm& comm, void* parent, const KernelChDescr& d) {
@@ -192,6 +239,9 @@ Result stop_event(void* handle) {
   } else if (KernelChSlot* s = g_kernel_chs.find(handle)) {
     if (record) emit_kernel_ch(t, *s, now);
     g_kernel_chs.release(s);
+  } else if (CeOpSlot* s = g_ce_ops.find(handle)) {
+    if (record) emit_ce_op(t, *s, now);
+    g_ce_ops.release(s);
   }
   return kSuccess;
 }
@@ -234,7 +284,18 @@ Result finalize(void* context) {
   return kSuccess;
 }
 
-// v5 and v4 differ in the descriptor's type width and init's argument order.
+// v6's copy-engine events; older descriptors have none.
+template <typename Descr>
+void* start_ce_event(const PluginComm& comm, const Descr& d) {
+  if constexpr (std::is_same_v<Descr, EventDescrV6>) {
+    if (d.type == kCeColl) return start_ce_coll(comm, d.ceColl);
+    if (d.type == kCeSync || d.type == kCeBatch) return start_ce_op(comm, d.parentObj, d.type, d);
+  }
+  return nullptr;
+}
+
+// v6, v5 and v4 differ in the descriptor's union and type width, and v4 in
+// init's argument order.
 template <typename Descr>
 Result start_event(void* context, void** handle, Descr* d) {
   *handle = nullptr;
@@ -254,19 +315,25 @@ Result start_event(void* context, void** handle, Descr* d) {
       *handle = start_kernel_ch(comm, d->parentObj, d->kernelCh);
       break;
     default:
-      break;  // types we did not ask for
+      *handle = start_ce_event(comm, *d);  // or a type we did not ask for
+      break;
   }
   return kSuccess;
 }
 
+Result init_v6(void** context, uint64_t comm_id, int* mask, const char* name, int nnodes,
+               int nranks, int rank, DebugLogger) {
+  return init(context, comm_id, mask, name, nnodes, nranks, rank, kActivationMaskV6);
+}
+
 Result init_v5(void** context, uint64_t comm_id, int* mask, const char* name, int nnodes,
                int nranks, int rank, DebugLogger) {
-  return init(context, comm_id, mask, name, nnodes, nranks, rank);
+  return init(context, comm_id, mask, name, nnodes, nranks, rank, kActivationMask);
 }
 
 Result init_v4(void** context, int* mask, const char* name, uint64_t comm_hash, int nnodes,
                int nranks, int rank, DebugLogger) {
-  return init(context, comm_hash, mask, name, nnodes, nranks, rank);
+  return init(context, comm_hash, mask, name, nnodes, nranks, rank, kActivationMask);
 }
 
 }  // namespace
@@ -275,6 +342,10 @@ Result init_v4(void** context, int* mask, const char* name, uint64_t comm_hash, 
 namespace np = ddpscope::inject::nccl_profiler;
 
 // The symbols NCCL looks up (exported by injector/exports.map's nccl*).
+extern "C" __attribute__((visibility("default"))) const np::ProfilerV6 ncclProfiler_v6 = {
+    "ddpscope",     np::init_v6,      np::start_event<np::EventDescrV6>,
+    np::stop_event, np::record_state, np::finalize};
+
 extern "C" __attribute__((visibility("default"))) const np::ProfilerV5 ncclProfiler_v5 = {
     "ddpscope",     np::init_v5,      np::start_event<np::EventDescrV5>,
     np::stop_event, np::record_state, np::finalize};

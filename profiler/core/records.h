@@ -233,6 +233,12 @@ struct NcclPluginCommRecord {
   uint64_t comm_id = 0;  // run.db: the communicator's id in `comms` (set by the merge)
 };
 
+// The `algo` of a collective NCCL ran on copy engines (profiler v6's ceColl):
+// no NCCL algorithm has this name. Its `proto` is NCCL's synchronisation
+// strategy ("MC" multicast, "UC" unicast) and its `seq` NCCL's copy-engine
+// sequence number, not the per-function count of a kernel collective.
+inline constexpr const char* kNcclCopyEngineAlgo = "CE";
+
 struct NcclPluginCollectiveRecord {
   int32_t rank = 0;
   int64_t comm_hash = 0;
@@ -292,6 +298,23 @@ struct NcclKernelChannelRecord {
   int64_t coll_key = 0;
   int32_t channel = 0;
   int64_t gpu_start = 0, gpu_stop = 0;  // GPU global timer, ns; 0: not reported
+  int64_t start_ns = kNoTime;
+  int64_t end_ns = kNoTime;
+};
+
+// A step of a copy-engine collective (NCCL >= 2.29, profiler v6): one of its
+// synchronisations between the ranks or one batch of its copies. Host times:
+// NCCL starts and stops these events around the work it enqueues.
+struct NcclCeOpRecord {
+  int32_t rank = 0;
+  int64_t comm_hash = 0;
+  int64_t coll_key = 0;      // its collective's (nccl_plugin_collectives.coll_key); 0: none of ours
+  std::string kind;          // "sync" or "batch"
+  int32_t nranks = 0;        // sync: ranks synchronised
+  bool is_complete = false;  // sync: the completion barrier (else the ready barrier)
+  int32_t num_ops = 0;       // batch: copies in it
+  int64_t bytes = 0;         // batch: bytes they move
+  bool intra_sync = false;   // batch: synchronised within the batch
   int64_t start_ns = kNoTime;
   int64_t end_ns = kNoTime;
 };

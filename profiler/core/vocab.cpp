@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, size_t(Backend::kCount)> kBackendNames = 
                                                                                  "gloo", "mpi"};
 
 constexpr std::array<std::string_view, size_t(Timing::kCount)> kTimingNames = {
-    "none", "host", "kernel_channels", "event", "cupti"};
+    "none", "host", "ce_events", "kernel_channels", "event", "cupti"};
 
 template <typename Enum, size_t N>
 std::string_view lookup(const std::array<std::string_view, N>& names, Enum value) {

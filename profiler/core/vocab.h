@@ -53,9 +53,12 @@ enum class Backend : uint8_t { unknown, nccl, gloo, mpi, kCount };
 
 // Which source filled collectives.start_ns/end_ns (see docs/schema.md).
 // Ordered worst to best (the analysis keeps the best a run has).
+// ce_events: a copy-engine collective's span as NCCL's profiler (v6) reports
+// it, start to stop of its ceColl event: host times around the copies NCCL
+// enqueued, the closest a run without device timers has to when they ran.
 // kernel_channels: NCCL's profiler plugin's per-channel GPU timer (first
 // channel start to last channel stop), put on the host clock by the merge.
-enum class Timing : uint8_t { none, host, kernel_channels, event, cupti, kCount };
+enum class Timing : uint8_t { none, host, ce_events, kernel_channels, event, cupti, kCount };
 
 std::string_view name_of(Op op);
 std::string_view name_of(Dtype dtype);

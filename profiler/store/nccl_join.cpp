@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <string>
 #include <tuple>
 
 namespace ddpscope::store {
@@ -28,18 +29,20 @@ bool agrees(const CollectiveRecord& h, const NcclPluginCollectiveRecord& p) {
   return as_bytes && h.count * dtype_bytes(h.dtype) == uint64_t(p.count);
 }
 
-// The hooks' call that NCCL's seqNumber-th collective of its function is.
-// Inside ncclGroupStart/End NCCL may launch a group's collectives in another
-// order than they were called, so a mismatch there is looked for among the
-// same group's calls.
+// The hooks' call that a plugin collective is: the one at its position among
+// the calls of its function (call_positions). Inside ncclGroupStart/End NCCL
+// may launch a group's collectives in another order than they were called,
+// so a mismatch there is looked for among the same group's calls.
 const CollectiveRecord* counterpart(const HookComm& hc, const NcclPluginCollectiveRecord& p,
+                                    const std::map<int64_t, int64_t>& positions,
                                     const std::set<int64_t>& taken) {
   auto op = op_of_nccl_func(p.func);
-  if (!op || p.seq < 0) return nullptr;
+  auto pos = positions.find(p.coll_key);
+  if (!op || pos == positions.end()) return nullptr;
   auto it = hc.calls.find(*op);
-  if (it == hc.calls.end() || uint64_t(p.seq) >= it->second.size()) return nullptr;
+  if (it == hc.calls.end() || uint64_t(pos->second) >= it->second.size()) return nullptr;
   const auto& calls = it->second;
-  const CollectiveRecord* at = calls[size_t(p.seq)];
+  const CollectiveRecord* at = calls[size_t(pos->second)];
   if (agrees(*at, p) && !taken.count(at->id)) return at;
   if (at->group_id == 0) return nullptr;
   for (const CollectiveRecord* c : calls)
@@ -47,10 +50,11 @@ const CollectiveRecord* counterpart(const HookComm& hc, const NcclPluginCollecti
   return nullptr;
 }
 
-int agreement(const HookComm& hc, const std::vector<const NcclPluginCollectiveRecord*>& ps) {
+int agreement(const HookComm& hc, const std::vector<const NcclPluginCollectiveRecord*>& ps,
+              const std::map<int64_t, int64_t>& positions) {
   std::set<int64_t> none;
   int n = 0;
-  for (const auto* p : ps) n += counterpart(hc, *p, none) != nullptr;
+  for (const auto* p : ps) n += counterpart(hc, *p, positions, none) != nullptr;
   return n;
 }
 
@@ -83,6 +87,35 @@ struct Candidate {
 
 }  // namespace
 
+bool is_copy_engine(const NcclPluginCollectiveRecord& p) { return p.algo == kNcclCopyEngineAlgo; }
+
+// NCCL counts a function's kernel collectives (seqNumber) and not those it
+// ran on copy engines, which the hooks see as calls all the same. In start
+// order (coll_key), a kernel collective sits past the copy-engine ones of its
+// function started before it, and a copy-engine one right after the last
+// kernel collective and copy-engine one before it.
+std::map<int64_t, int64_t> call_positions(
+    const std::vector<const NcclPluginCollectiveRecord*>& comm_collectives) {
+  auto by_start = comm_collectives;
+  std::sort(by_start.begin(), by_start.end(),
+            [](auto* a, auto* b) { return a->coll_key < b->coll_key; });
+  struct Count {
+    int64_t next_kernel = 0, copies = 0;
+  };
+  std::map<std::string, Count> per_func;
+  std::map<int64_t, int64_t> positions;
+  for (const auto* p : by_start) {
+    Count& c = per_func[p->func];
+    if (is_copy_engine(*p)) {
+      positions[p->coll_key] = c.next_kernel + c.copies++;
+    } else if (p->seq >= 0) {
+      positions[p->coll_key] = p->seq + c.copies;
+      c.next_kernel = std::max(c.next_kernel, p->seq + 1);
+    }
+  }
+  return positions;
+}
+
 PluginLinks link_plugin_rows(const std::vector<CommRecord>& comms,
                              const std::vector<CollectiveRecord>& collectives,
                              const std::vector<NcclPluginCommRecord>& plugin_comms,
@@ -95,6 +128,9 @@ PluginLinks link_plugin_rows(const std::vector<CommRecord>& comms,
   // Every plausible pairing, best first: most agreeing calls, then the hook
   // communicator created closest to the plugin's init (NCCL calls it from
   // inside the init the hook wraps).
+  std::map<PluginKey, std::map<int64_t, int64_t>> positions;
+  for (const auto& [key, ps] : by_comm) positions[key] = call_positions(ps);
+
   std::vector<Candidate> candidates;
   for (const auto& pc : plugin_comms) {
     PluginKey key{pc.comm_hash, pc.comm_rank};
@@ -102,7 +138,7 @@ PluginLinks link_plugin_rows(const std::vector<CommRecord>& comms,
     for (size_t h = 0; h < hooks.size(); ++h) {
       const CommRecord& hc = *hooks[h].comm;
       if (hc.comm_rank != pc.comm_rank || (hc.nranks && hc.nranks != pc.nranks)) continue;
-      int score = agreement(hooks[h], ps);
+      int score = agreement(hooks[h], ps, positions[key]);
       if (!ps.empty() && score == 0) continue;  // its calls are not these
       int64_t gap = (hc.created_ns == kNoTime || pc.recorded_ns == kNoTime)
                         ? INT64_MAX
@@ -122,7 +158,7 @@ PluginLinks link_plugin_rows(const std::vector<CommRecord>& comms,
     used.insert(c.hook);
     std::set<int64_t> taken;
     for (const auto* p : by_comm[c.plugin])
-      if (const CollectiveRecord* h = counterpart(hooks[c.hook], *p, taken)) {
+      if (const CollectiveRecord* h = counterpart(hooks[c.hook], *p, positions[c.plugin], taken)) {
         taken.insert(h->id);
         links.collectives[p->coll_key] = h->id;
       }

@@ -10,7 +10,8 @@
 // The key is (communicator, sequence): NCCL numbers a communicator's
 // collectives per function (AllReduce #0, #1, ...; `seqNumber`), counting
 // from the communicator's creation, so the plugin's k-th AllReduce on a
-// communicator is the hooks' k-th ncclAllReduce call on it. Which hook
+// communicator is the hooks' k-th ncclAllReduce call on it (with the
+// collectives NCCL ran on copy engines, which it numbers apart, counted in). Which hook
 // communicator a plugin communicator is (NCCL's commHash and our comm_id are
 // different hashes) is read from the collectives themselves: the one whose
 // calls agree in count and datatype, position by position.
@@ -39,6 +40,17 @@ struct PluginLinks {
   // coll_key of a plugin collective -> the hooks' collectives.id.
   std::map<int64_t, int64_t> collectives;
 };
+
+// A collective NCCL ran on copy engines (profiler v6), not as a kernel.
+bool is_copy_engine(const NcclPluginCollectiveRecord& p);
+
+// Pure: where each of one plugin communicator's collectives (by coll_key)
+// sits among the hooks' calls of its function on that communicator, counting
+// from 0. A kernel collective is placed by NCCL's seqNumber, shifted past the
+// copy-engine collectives of its function that started before it (NCCL does
+// not count those); a copy-engine collective by start order.
+std::map<int64_t, int64_t> call_positions(
+    const std::vector<const NcclPluginCollectiveRecord*>& comm_collectives);
 
 // Pure: links one process's plugin communicators and collectives to its hook
 // communicators and collectives (every argument holds that process's rows).

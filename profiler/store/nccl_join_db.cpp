@@ -61,6 +61,19 @@ struct KernelChannels {
   }
 };
 
+// A collective's execution as the plugin saw it: its kernel's channels on the
+// GPU timer, or, for a collective NCCL ran on copy engines (no kernel, no
+// channels), its ceColl event's start and stop (timing ce_events).
+bool plugin_time(const NcclPluginCollectiveRecord& p, const KernelChannels& channels,
+                 CollectiveRecord& c) {
+  if (channels.time(p.coll_key, c)) return true;
+  if (!is_copy_engine(p) || p.start_ns == kNoTime || p.end_ns < p.start_ns) return false;
+  c.start_ns = p.start_ns;
+  c.end_ns = p.end_ns;
+  c.timing = Timing::ce_events;
+  return true;
+}
+
 void link_comm(Connection& db, int rank, const std::pair<int64_t, int32_t>& key, uint64_t id) {
   Statement s(db,
               "UPDATE nccl_plugin_comms SET comm_id = ? "
@@ -82,12 +95,12 @@ void link_collective(Connection& db, int rank, int64_t coll_key, int64_t id) {
 }
 
 // A hook row NCCL gave no device time (no CUPTI, no CUDA event) takes the
-// kernel channels'.
-void time_from_channels(Connection& db, const KernelChannels& channels, int64_t coll_key,
-                        const CollectiveRecord& hook) {
+// plugin's: the kernel channels', or a copy-engine collective's CE span.
+void time_from_plugin(Connection& db, const KernelChannels& channels,
+                      const NcclPluginCollectiveRecord& p, const CollectiveRecord& hook) {
   if (hook.timing != Timing::none && hook.timing != Timing::host) return;
   CollectiveRecord c = hook;
-  if (!channels.time(coll_key, c)) return;
+  if (!plugin_time(p, channels, c)) return;
   Statement s(db, "UPDATE collectives SET start_ns = ?, end_ns = ?, timing = ? WHERE id = ?");
   s.bind_time(1, c.start_ns);
   s.bind_time(2, c.end_ns);
@@ -137,7 +150,7 @@ int64_t write_plugin_only(Connection& db, const NcclPluginCommRecord& comm,
     if (!op_of_nccl_func(p->func)) continue;
     CollectiveRecord c = from_plugin(*p, comm, seq++);
     c.id = next_id++;
-    channels.time(p->coll_key, c);
+    plugin_time(*p, channels, c);
     insert(db, c);
     link_collective(db, p->rank, p->coll_key, c.id);
   }
@@ -157,10 +170,12 @@ int64_t join_nccl_plugin(Connection& db, int rank) {
 
   std::map<int64_t, const CollectiveRecord*> hook_by_id;
   for (const auto& c : colls) hook_by_id[c.id] = &c;
+  std::map<int64_t, const NcclPluginCollectiveRecord*> plugin_by_key;
+  for (const auto& p : plugin_colls) plugin_by_key[p.coll_key] = &p;
   for (const auto& [key, id] : links.comms) link_comm(db, rank, key, id);
   for (const auto& [coll_key, id] : links.collectives) {
     link_collective(db, rank, coll_key, id);
-    time_from_channels(db, channels, coll_key, *hook_by_id.at(id));
+    time_from_plugin(db, channels, *plugin_by_key.at(coll_key), *hook_by_id.at(id));
   }
 
   Statement last(db, "SELECT coalesce(max(id), 0) FROM collectives");

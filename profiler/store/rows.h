@@ -31,6 +31,7 @@ DDPSCOPE_ROW(NcclPluginCollectiveRecord);  // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclProxyOpRecord);           // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclProxyStepRecord);         // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclKernelChannelRecord);     // rows_nccl_plugin.cpp
+DDPSCOPE_ROW(NcclCeOpRecord);              // rows_nccl_ce.cpp
 
 #undef DDPSCOPE_ROW
 

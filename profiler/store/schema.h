@@ -19,8 +19,9 @@ constexpr int kApplicationId = 0x44445053;
 // plugin's tables, the keys that join them to `collectives` and `comms`
 // (comm_rank, coll_key, collective_id, comm_id); older files read them as NULL.
 // v5 added inflight (collectives entered and not completed); older files read
-// as having none.
-constexpr int kSchemaVersion = 5;
+// as having none. v6 added nccl_ce_ops (copy-engine collectives' steps) and the
+// timing `ce_events`; older files read as having none.
+constexpr int kSchemaVersion = 6;
 
 // Creates every table of the current schema in an empty database and stamps it.
 void create_schema(Connection& conn);

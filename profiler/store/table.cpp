@@ -42,6 +42,7 @@ std::span<const TableSpec* const> tables() {
       &Row<NcclProxyOpRecord>::table(),
       &Row<NcclProxyStepRecord>::table(),
       &Row<NcclKernelChannelRecord>::table(),
+      &Row<NcclCeOpRecord>::table(),
       &tune_runs_table(),
       &tune_results_table(),
   };

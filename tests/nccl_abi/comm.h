@@ -61,10 +61,12 @@ struct ncclComm {
   std::atomic<ncclResult_t> async_error{ncclSuccess};
   bool finalized = false;
   // NCCL's profiler plugin, when one is loaded (profiler_host.h): this rank's
-  // context, the events it asked for, and NCCL's per-function seqNumber.
+  // context, the events it asked for, NCCL's per-function seqNumber (kernel
+  // collectives only) and its copy-engine sequence (bumped per CE sync).
   void* profiler_ctx = nullptr;
   int profiler_mask = 0;
   uint64_t profiler_seq[16] = {};
+  uint32_t profiler_ce_seq = 0;
 };
 
 namespace ddpscope::testnccl {

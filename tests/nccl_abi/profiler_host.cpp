@@ -74,11 +74,17 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser: NCCL's commHash is no has
   return x ^ (x >> 31);
 }
 
-// The loaded plugin: v5 or v4, the first NCCL's lookup finds.
+// The loaded plugin: v6, v5 or v4, the first NCCL's lookup finds. The three
+// tables share every function but startEvent's descriptor and v4's init.
 struct Plugin {
+  const np::ProfilerV6* v6 = nullptr;
   const np::ProfilerV5* v5 = nullptr;
   const np::ProfilerV4* v4 = nullptr;
-  bool loaded() const { return v5 || v4; }
+  bool loaded() const { return v6 || v5 || v4; }
+  template <typename Fn>
+  auto common(Fn fn) const {  // stopEvent, recordEventState, finalize
+    return v6 ? fn(*v6) : v5 ? fn(*v5) : fn(*v4);
+  }
 };
 
 Plugin load() {
@@ -89,8 +95,9 @@ Plugin load() {
   if (!lib && !strchr(name, '/'))
     lib = dlopen(("libnccl-profiler-" + std::string(name) + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return p;
-  p.v5 = static_cast<const np::ProfilerV5*>(dlsym(lib, "ncclProfiler_v5"));
-  if (!p.v5) p.v4 = static_cast<const np::ProfilerV4*>(dlsym(lib, "ncclProfiler_v4"));
+  p.v6 = static_cast<const np::ProfilerV6*>(dlsym(lib, "ncclProfiler_v6"));
+  if (!p.v6) p.v5 = static_cast<const np::ProfilerV5*>(dlsym(lib, "ncclProfiler_v5"));
+  if (!p.v6 && !p.v5) p.v4 = static_cast<const np::ProfilerV4*>(dlsym(lib, "ncclProfiler_v4"));
   return p;
 }
 
@@ -104,23 +111,28 @@ void* start(ncclComm* c, Descr& d) {
   const Plugin& p = plugin();
   void* h = nullptr;
   if (!(c->profiler_mask & int(d.type))) return nullptr;  // NCCL skips what was not asked for
-  if constexpr (std::is_same_v<Descr, np::EventDescrV5>)
+  if constexpr (std::is_same_v<Descr, np::EventDescrV6>)
+    p.v6->startEvent(c->profiler_ctx, &h, &d);
+  else if constexpr (std::is_same_v<Descr, np::EventDescrV5>)
     p.v5->startEvent(c->profiler_ctx, &h, &d);
   else
     p.v4->startEvent(c->profiler_ctx, &h, &d);
   return h;
 }
 
-void stop(void* h) {
-  if (!h) return;
+// Calls fn with a default-constructed descriptor of the loaded version.
+template <typename Fn>
+auto with_descr(Fn fn) {
   const Plugin& p = plugin();
-  p.v5 ? p.v5->stopEvent(h) : p.v4->stopEvent(h);
+  return p.v6 ? fn(np::EventDescrV6{}) : p.v5 ? fn(np::EventDescrV5{}) : fn(np::EventDescrV4{});
+}
+
+void stop(void* h) {
+  if (h) plugin().common([h](const auto& t) { return t.stopEvent(h); });
 }
 
 void state(void* h, np::EventState s, np::EventStateArgs* a) {
-  if (!h) return;
-  const Plugin& p = plugin();
-  p.v5 ? p.v5->recordEventState(h, s, a) : p.v4->recordEventState(h, s, a);
+  if (h) plugin().common([&](const auto& t) { return t.recordEventState(h, s, a); });
 }
 
 template <typename Descr>
@@ -177,6 +189,50 @@ void proxy_ops(const ProfiledLaunch& l, int channel) {
   }
 }
 
+// NCCL >= 2.29 runs an all-gather over symmetric memory on the copy engines
+// when it can: no kernel, no proxy; v6 reports a ceColl with a ready sync,
+// one batch of copies (one per peer) and a completion sync as children, all
+// within the launch. The double stands in for that choice with
+// DDPSCOPE_TESTNCCL_CE_ALLGATHER=1, as long as the plugin asked for ceColl.
+bool on_copy_engine(const Request& r) {
+  static const bool chosen = [] {
+    const char* v = getenv("DDPSCOPE_TESTNCCL_CE_ALLGATHER");
+    return v && strcmp(v, "1") == 0;
+  }();
+  return chosen && plugin().v6 && r.kind == Kind::kAllGather &&
+         (r.comm->profiler_mask & np::kCeColl);
+}
+
+void ce_sync(ncclComm* c, void* coll, bool complete) {
+  auto d = descr<np::EventDescrV6>(np::kCeSync, coll, c->rank);
+  d.ceCollSync = {complete, c->nranks};
+  ++c->profiler_ce_seq;
+  stop(start(c, d));
+}
+
+void launch_on_copy_engine(const Request& r) {
+  ncclComm* c = r.comm;
+  auto d = descr<np::EventDescrV6>(np::kCeColl, nullptr, c->rank);
+  d.ceColl.seqNumber = c->profiler_ce_seq;
+  d.ceColl.func = func_of(r.kind);
+  d.ceColl.sendBuff = r.send;
+  d.ceColl.recvBuff = r.recv;
+  d.ceColl.count = r.count;
+  d.ceColl.root = r.root;
+  d.ceColl.datatype = dtype_name(r.dtype);
+  d.ceColl.syncStrategy = "UC";
+  d.ceColl.ceSeqNum = c->profiler_ce_seq;
+  d.ceColl.stream = nullptr;  // the double keeps no stream in a request
+  void* coll = start(c, d);
+  ce_sync(c, coll, false);
+  auto b = descr<np::EventDescrV6>(np::kCeBatch, coll, c->rank);
+  b.ceCollBatch = {c->nranks - 1, r.count * nccl::dtype_size(r.dtype) * size_t(c->nranks - 1),
+                   false};
+  stop(start(c, b));
+  ce_sync(c, coll, true);
+  stop(coll);
+}
+
 template <typename Descr>
 void complete(const ProfiledLaunch& l) {
   const unsigned long long gpu_stop = gpu_timer();
@@ -204,8 +260,9 @@ void profiler_comm_init(ncclComm* c) {
   uint64_t hash = mix(c->shared->serial ^ (uint64_t(getpid()) << 32));
   int mask = 0;
   np::Result rc =
-      p.v5 ? p.v5->init(&c->profiler_ctx, hash, &mask, "", 1, c->nranks, c->rank, nullptr)
-           : p.v4->init(&c->profiler_ctx, &mask, "", hash, 1, c->nranks, c->rank, nullptr);
+      p.v6   ? p.v6->init(&c->profiler_ctx, hash, &mask, "", 1, c->nranks, c->rank, nullptr)
+      : p.v5 ? p.v5->init(&c->profiler_ctx, hash, &mask, "", 1, c->nranks, c->rank, nullptr)
+             : p.v4->init(&c->profiler_ctx, &mask, "", hash, 1, c->nranks, c->rank, nullptr);
   if (rc != np::kSuccess) c->profiler_ctx = nullptr;
   c->profiler_mask = mask;
 }
@@ -213,7 +270,7 @@ void profiler_comm_init(ncclComm* c) {
 void profiler_comm_end(ncclComm* c) {
   const Plugin& p = plugin();
   if (!p.loaded() || !c->profiler_ctx) return;
-  p.v5 ? p.v5->finalize(c->profiler_ctx) : p.v4->finalize(c->profiler_ctx);
+  p.common([c](const auto& t) { return t.finalize(c->profiler_ctx); });
   c->profiler_ctx = nullptr;
 }
 
@@ -226,10 +283,13 @@ std::vector<ProfiledLaunch> profiler_launch(const std::vector<Request>& reqs) {
     if (!func_of(r.kind) || r.comm->nranks < 2) continue;
     profiler_comm_init(r.comm);
     if (!r.comm->profiler_ctx) continue;
+    if (on_copy_engine(r)) {
+      launch_on_copy_engine(r);
+      continue;
+    }
     size_t bytes = r.count * nccl::dtype_size(r.dtype);
     Choice ch = choose(bytes);
-    void* coll =
-        plugin().v5 ? start_coll<np::EventDescrV5>(r, ch) : start_coll<np::EventDescrV4>(r, ch);
+    void* coll = with_descr([&](auto d) { return start_coll<decltype(d)>(r, ch); });
     stop(coll);  // NCCL stops a collective once it is launched
     out.push_back({r.comm, coll, ch.nchannels, bytes, gpu_timer()});
   }
@@ -237,8 +297,7 @@ std::vector<ProfiledLaunch> profiler_launch(const std::vector<Request>& reqs) {
 }
 
 void profiler_complete(const std::vector<ProfiledLaunch>& launches) {
-  for (const auto& l : launches)
-    plugin().v5 ? complete<np::EventDescrV5>(l) : complete<np::EventDescrV4>(l);
+  for (const auto& l : launches) with_descr([&](auto d) { complete<decltype(d)>(l); });
 }
 
 }  // namespace ddpscope::testnccl

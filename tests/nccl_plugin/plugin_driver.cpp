@@ -1,11 +1,14 @@
 // Plays NCCL for ddpscope's profiler plugin: dlopen()s the library argv[1]
-// names, looks up "ncclProfiler_<argv[2]>" (v5 or v4) as NCCL's loader does,
+// names, looks up "ncclProfiler_<argv[2]>" (v6, v5 or v4) as NCCL's loader does,
 // and feeds it the events of one DDP-like step on one communicator: three
 // all-reduces of one group (different algorithms, protocols and channel
 // counts) started on the main thread, their kernel channels, proxy
 // operations and network steps on a proxy thread, stops out of order, a collective's proxy ops
 // starting after the collective's own stop (as NCCL's proxy thread does), and
-// a proxy op of another process whose parent handle is not ours.
+// a proxy op of another process whose parent handle is not ours. Under v6,
+// also an all-gather NCCL runs on the copy engines (kCeGather): its ceColl,
+// a ready sync, a copy batch and a completion sync, while all-reduce 9 is
+// still open, and a CE step whose parent is no handle of ours.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "injector/nccl_profiler/profiler_abi.h"
@@ -35,6 +39,11 @@ struct Coll {
 const Coll kColls[] = {{7, "RING", "LL", 2, 8, 1024},
                        {8, "TREE", "LL128", 4, 16, 1 << 20},
                        {9, "RING", "SIMPLE", 8, 32, 25 << 20}};
+// NCCL's copy-engine sequence when the all-gather starts, its elements, and
+// the bytes its one batch copies (one copy per peer).
+constexpr uint64_t kCeSeq = 42;
+constexpr size_t kCeCount = 3 << 20;
+constexpr size_t kCeBatchBytes = kCeCount * 2 * (kNranks - 1);
 
 template <typename Profiler, typename Descr>
 struct Nccl {
@@ -93,6 +102,36 @@ struct Nccl {
     if (h) p->recordEventState(h, kKernelChStop, &a);
     stop(h);
   }
+  // Only v6's descriptor has the copy-engine events.
+  void* ce_gather() {
+    Descr d{};
+    d.type = kCeColl;
+    d.rank = kRank;
+    d.ceColl.seqNumber = kCeSeq;
+    d.ceColl.func = "AllGather";
+    d.ceColl.count = kCeCount;
+    d.ceColl.root = 0;
+    d.ceColl.datatype = "ncclBfloat16";
+    d.ceColl.syncStrategy = "MC";
+    d.ceColl.ceSeqNum = uint32_t(kCeSeq);
+    return start(d);
+  }
+  void ce_sync(void* parent, bool complete) {
+    Descr d{};
+    d.type = kCeSync;
+    d.parentObj = parent;
+    d.rank = kRank;
+    d.ceCollSync = {complete, kNranks};
+    stop(start(d));
+  }
+  void ce_batch(void* parent) {
+    Descr d{};
+    d.type = kCeBatch;
+    d.parentObj = parent;
+    d.rank = kRank;
+    d.ceCollBatch = {kNranks - 1, kCeBatchBytes, true};
+    stop(start(d));
+  }
   void state(void* h, int s, size_t bytes) {
     EventStateArgs a{};
     a.proxyStep.transSize = bytes;
@@ -145,6 +184,14 @@ int run(const Profiler* p, Init init) {
     proxy_ops(nccl, h[1], kColls[1]);
   })
       .join();
+  if constexpr (std::is_same_v<Descr, EventDescrV6>) {
+    void* ce = nccl.ce_gather();
+    nccl.ce_sync(ce, false);
+    nccl.ce_batch(ce);
+    nccl.ce_sync(ce, true);
+    nccl.ce_sync(reinterpret_cast<void*>(0x5678), true);  // a parent that is not ours
+    nccl.stop(ce);
+  }
   nccl.stop(h[2]);
   nccl.stop(h[0]);
   nccl.stop(h[1]);
@@ -170,7 +217,7 @@ int flood(const Profiler* p, Init init, int steps) {
 
 }  // namespace
 
-// usage: plugin_driver LIB v5|v4 [flood STEPS]
+// usage: plugin_driver LIB v6|v5|v4 [flood STEPS]
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);  // as NCCL opens its plugins
@@ -187,6 +234,8 @@ int main(int argc, char** argv) {
   if (argc == 5 && strcmp(argv[3], "flood") == 0 && strcmp(argv[2], "v5") == 0)
     return flood<ProfilerV5, EventDescrV5>(static_cast<const ProfilerV5*>(sym), init_v5,
                                            atoi(argv[4]));
+  if (strcmp(argv[2], "v6") == 0)
+    return run<ProfilerV6, EventDescrV6>(static_cast<const ProfilerV6*>(sym), init_v5);
   if (strcmp(argv[2], "v5") == 0)
     return run<ProfilerV5, EventDescrV5>(static_cast<const ProfilerV5*>(sym), init_v5);
   return run<ProfilerV4, EventDescrV4>(static_cast<const ProfilerV4*>(sym), [](auto& n) {

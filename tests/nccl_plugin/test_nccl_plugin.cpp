@@ -2,7 +2,9 @@
 // (plugin_driver.cpp): every collective's algorithm, protocol and channels,
 // and every proxy op and step, must land in its own row with the right
 // communicator and sequence number, whichever version NCCL picks and whether
-// or not the hooks are preloaded too.
+// or not the hooks are preloaded too; under v6, a copy-engine collective and
+// its synchronisations and copy batch too.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
@@ -27,6 +29,11 @@ const std::map<int64_t, Want> kWant = {{7, {"RING", "LL", 2, 8, 1024}},
                                        {8, {"TREE", "LL128", 4, 16, 1 << 20}},
                                        {9, {"RING", "SIMPLE", 8, 32, 25 << 20}}};
 
+// The activation masks: collectives, proxy ops, proxy steps, kernel channels;
+// v6 adds the copy-engine collective, sync and batch events.
+constexpr int kMaskV5 = (1 << 1) | (1 << 3) | (1 << 4) | (1 << 6);
+constexpr int kMaskV6 = kMaskV5 | (1 << 12) | (1 << 13) | (1 << 14);
+
 std::string record(const char* version, bool preload) {
   auto dir = testing::temp_dir(std::string("nccl_plugin_") + version + (preload ? "_pre" : ""));
   std::map<std::string, std::string> env = {
@@ -35,12 +42,21 @@ std::string record(const char* version, bool preload) {
   auto r = testing::run({PLUGIN_DRIVER_EXE, INJECT_LIB, version}, env);
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out == "mask 90\n");  // collectives, proxy ops, proxy steps, kernel channels
+  int mask = std::string(version) == "v6" ? kMaskV6 : kMaskV5;
+  CHECK(r.out == "mask " + std::to_string(mask) + "\n");
   return dir + "/rank-1.db";
 }
 
+// The kernel collectives (a v6 run adds a copy-engine one, checked apart).
+std::vector<NcclPluginCollectiveRecord> kernel_collectives(store::RunReader& db) {
+  std::vector<NcclPluginCollectiveRecord> out;
+  for (auto& c : db.rows<NcclPluginCollectiveRecord>())
+    if (c.algo != "CE") out.push_back(std::move(c));
+  return out;
+}
+
 void check_collectives(store::RunReader& db) {
-  auto colls = db.rows<NcclPluginCollectiveRecord>();
+  auto colls = kernel_collectives(db);
   REQUIRE(colls.size() == 3);
   for (const auto& c : colls) {
     INFO("seq " << c.seq);
@@ -63,7 +79,7 @@ void check_collectives(store::RunReader& db) {
 std::map<int64_t, int64_t> coll_keys(store::RunReader& db) {
   std::map<int64_t, int64_t> keys;
   std::set<int64_t> distinct;
-  for (const auto& c : db.rows<NcclPluginCollectiveRecord>()) {
+  for (const auto& c : kernel_collectives(db)) {
     CHECK(c.coll_key > 0);
     CHECK(c.comm_rank == 1);
     keys[c.seq] = c.coll_key;
@@ -149,7 +165,54 @@ void check_run(const std::string& path) {
   check_kernel_channels(db);
 }
 
+// plugin_driver.cpp's copy-engine all-gather: one collective row (algorithm
+// CE, NCCL's sync strategy, no channels) and its steps keyed to it, inside its
+// span; the step whose parent was not ours keeps only its communicator.
+void check_copy_engine(store::RunReader& db) {
+  std::vector<NcclPluginCollectiveRecord> ce;
+  for (const auto& c : db.rows<NcclPluginCollectiveRecord>())
+    if (c.algo == "CE") ce.push_back(c);
+  REQUIRE(ce.size() == 1);
+  const auto& c = ce[0];
+  CHECK((c.func == "AllGather" && c.proto == "MC" && c.dtype == "ncclBfloat16"));
+  CHECK((c.seq == 42 && c.count == 3 << 20 && c.nchannels == 0 && c.comm_rank == 1));
+  CHECK(c.comm_hash == kCommHash);
+  CHECK(c.start_ns <= c.end_ns);
+  for (const auto& [seq, key] : coll_keys(db)) CHECK(key != c.coll_key);
+
+  std::vector<std::string> kinds;
+  int foreign = 0;
+  for (const auto& o : db.rows<NcclCeOpRecord>()) {
+    CHECK(o.comm_hash == kCommHash);
+    if (o.coll_key == 0) {
+      ++foreign;
+      continue;
+    }
+    CHECK(o.coll_key == c.coll_key);
+    CHECK((c.start_ns <= o.start_ns && o.start_ns <= o.end_ns && o.end_ns <= c.end_ns));
+    kinds.push_back(o.kind);
+    if (o.kind == "sync") CHECK(o.nranks == 4);
+    if (o.kind == "batch")
+      CHECK((o.num_ops == 3 && o.bytes == int64_t(3 << 20) * 2 * 3 && o.intra_sync));
+  }
+  CHECK(foreign == 1);
+  std::sort(kinds.begin(), kinds.end());
+  CHECK(kinds == std::vector<std::string>{"batch", "sync", "sync"});
+}
+
 }  // namespace
+
+TEST_CASE("NCCL profiler plugin v6 (NCCL 2.29+): copy-engine collectives and all of v5's") {
+  store::RunReader db(record("v6", false));
+  check_run(db.path());
+  check_copy_engine(db);
+}
+
+TEST_CASE("NCCL profiler plugin v5: no copy-engine rows") {
+  store::RunReader db(record("v5", false));
+  CHECK(db.rows<NcclCeOpRecord>().empty());
+  CHECK(kernel_collectives(db).size() == db.rows<NcclPluginCollectiveRecord>().size());
+}
 
 TEST_CASE("NCCL profiler plugin v5, loaded by dlopen alone (static NCCL, no hooks)") {
   check_run(record("v5", false));

@@ -3,7 +3,9 @@
 // profiler plugin the way NCCL does: with the hooks, every collective the
 // plugin saw is joined to the hooks' row for it, none twice, a group's
 // collectives too although NCCL launches them in its own order; with NCCL
-// linked statically, the plugin alone gives the same rows.
+// linked statically, the plugin alone gives the same rows. With the double's
+// all-gathers on the copy engines (profiler v6's ceColl), those too are
+// joined, and timed by their CE events where nothing else timed them.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -23,12 +25,17 @@ namespace {
 // 4 ranks × (broadcast + 3 steps × 7 + split all-reduce) + the one-rank all-reduce.
 constexpr size_t kMultiRank = 4 * (1 + 3 * 7 + 1), kAll = kMultiRank + 1;
 
-std::string record(const char* exe, const std::string& name, bool plugin) {
+// The double runs all-gathers on the copy engines (tests/nccl_abi/profiler_host.h).
+const std::map<std::string, std::string> kCopyEngine = {{"DDPSCOPE_QUIET", "1"},
+                                                        {"DDPSCOPE_TESTNCCL_CE_ALLGATHER", "1"}};
+
+std::string record(const char* exe, const std::string& name, bool plugin,
+                   const std::map<std::string, std::string>& env = {{"DDPSCOPE_QUIET", "1"}}) {
   auto dir = testing::temp_dir(name);
   std::vector<std::string> argv = {DDPSCOPE_BIN, "record", "-o", dir + "/rec"};
   if (!plugin) argv.push_back("--no-nccl-plugin");
   argv.insert(argv.end(), {"--", exe});
-  auto r = testing::run(argv, {{"DDPSCOPE_QUIET", "1"}});
+  auto r = testing::run(argv, env);
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out == "ddp_like_job: done\n");
@@ -157,4 +164,52 @@ TEST_CASE("record keeps a profiler plugin the user chose, and says what ddpscope
   CHECK_THAT(r.err, Catch::Contains("ddpscope: keeping your NCCL_PROFILER_PLUGIN "
                                     "(/nonexistent/libnccl-profiler-theirs.so)"));
   CHECK_FALSE(std::filesystem::exists(dir + "/rec/run.db"));  // static NCCL: only a plugin sees
+}
+
+// 4 ranks × 3 steps, one all-gather each, on the copy engines.
+constexpr size_t kCopyEngineGathers = 4 * 3;
+
+TEST_CASE(
+    "copy-engine all-gathers (profiler v6): joined to their calls, timed by their CE events") {
+  store::RunReader db(record(JOB_EXE, "join_ce", true, kCopyEngine));
+  std::map<int64_t, CollectiveRecord> by_id;
+  for (const auto& c : db.rows<CollectiveRecord>()) by_id[c.id] = c;
+  CHECK(by_id.size() == kAll);
+  auto plugin = db.rows<NcclPluginCollectiveRecord>();
+  REQUIRE(plugin.size() == kMultiRank);
+  std::set<int64_t> linked, ce_keys;
+  for (const auto& p : plugin) {
+    INFO("plugin " << p.func << " " << p.algo << " count " << p.count);
+    REQUIRE(by_id.count(p.collective_id));
+    CHECK(linked.insert(p.collective_id).second);
+    const CollectiveRecord& c = by_id[p.collective_id];
+    CHECK(c.count == uint64_t(p.count));
+    if (p.algo != "CE") {
+      CHECK(c.op != Op::allgather);
+      CHECK(c.timing == Timing::kernel_channels);
+      continue;
+    }
+    ce_keys.insert(p.coll_key);
+    CHECK(c.op == Op::allgather);
+    CHECK(c.timing == Timing::ce_events);  // no kernel, no CUDA: the CE span is the best
+    CHECK((c.start_ns == p.start_ns && c.end_ns == p.end_ns));
+  }
+  CHECK(ce_keys.size() == kCopyEngineGathers);
+  auto steps = db.rows<NcclCeOpRecord>();
+  CHECK(steps.size() == 3 * kCopyEngineGathers);  // ready sync, batch, completion sync
+  for (const auto& o : steps) CHECK(ce_keys.count(o.coll_key));
+}
+
+TEST_CASE("statically linked NCCL with copy-engine all-gathers: the plugin alone gives the same") {
+  store::RunReader hooked(record(JOB_EXE, "join_ce_hooked", true, kCopyEngine));
+  store::RunReader alone(record(STATIC_JOB_EXE, "join_ce_static", true, kCopyEngine));
+  CHECK(joined_rows(alone) == joined_rows(hooked));
+  int gathers = 0;
+  for (const auto& c : alone.rows<CollectiveRecord>()) {
+    if (c.op != Op::allgather) continue;
+    ++gathers;
+    CHECK(c.timing == Timing::ce_events);
+    CHECK((c.start_ns != kNoTime && c.start_ns <= c.end_ns));
+  }
+  CHECK(gathers == int(kCopyEngineGathers));
 }

@@ -134,3 +134,42 @@ TEST_CASE("nccl join: NCCL's names in our vocabulary") {
   CHECK(store::dtype_of_nccl_name("ncclBfloat16") == Dtype::bfloat16);
   CHECK(store::dtype_of_nccl_name("Unknown") == Dtype::unknown);
 }
+
+namespace {
+
+NcclPluginCollectiveRecord copy_engine_call(int64_t hash, int64_t ce_seq, int64_t count,
+                                            int64_t key) {
+  NcclPluginCollectiveRecord p = plugin_call(hash, ce_seq, "AllGather", count, key);
+  p.algo = kNcclCopyEngineAlgo;
+  p.proto = "UC";
+  return p;
+}
+
+}  // namespace
+
+// NCCL 2.29+ runs some all-gathers on the copy engines: those are no kernel
+// collective, so NCCL's seqNumber skips them, and their own sequence (NCCL's
+// CE sequence, bumped per synchronisation) is no call count.
+TEST_CASE("nccl join: copy-engine collectives take their place among the calls by start order") {
+  auto k0 = plugin_call(7, 0, "AllGather", 10, 1);
+  auto ce1 = copy_engine_call(7, 2, 11, 2);
+  auto k1 = plugin_call(7, 1, "AllGather", 12, 3);
+  auto ce2 = copy_engine_call(7, 6, 13, 4);
+  auto ar = plugin_call(7, 0, "AllReduce", 14, 5);
+  auto ce3 = copy_engine_call(7, 8, 15, 6);
+  // Handed over in another order than they started: start order is coll_key's.
+  auto pos = store::call_positions({&ce3, &k1, &ar, &ce1, &k0, &ce2});
+  CHECK(pos == std::map<int64_t, int64_t>{{1, 0}, {2, 1}, {3, 2}, {4, 3}, {5, 0}, {6, 4}});
+}
+
+TEST_CASE("nccl join: kernel and copy-engine all-gathers each find their own call") {
+  std::vector<CommRecord> comms = {hook_comm(100, 1000)};
+  std::vector<CollectiveRecord> calls;
+  for (int i = 0; i < 4; ++i) calls.push_back(call(i + 1, 100, i, Op::allgather, 10 + i));
+  // Calls 0 and 2 ran as kernels (NCCL's seqNumber 0 and 1), 1 and 3 on the copy engines.
+  std::vector<NcclPluginCollectiveRecord> plugin = {
+      plugin_call(7, 0, "AllGather", 10, 1), copy_engine_call(7, 3, 11, 2),
+      plugin_call(7, 1, "AllGather", 12, 3), copy_engine_call(7, 5, 13, 4)};
+  auto links = link_plugin_rows(comms, calls, {plugin_comm(7, 1000)}, plugin);
+  CHECK(links.collectives == std::map<int64_t, int64_t>{{1, 1}, {2, 2}, {3, 3}, {4, 4}});
+}

@@ -236,6 +236,18 @@ TEST_CASE("bad files are refused with one line naming them") {
     CHECK(v2.rows<NcclProxyOpRecord>().empty());
     CHECK(v2.rows<NcclProxyStepRecord>().empty());
   }
+  {
+    // A v5 file (before copy-engine collectives): it reads, without nccl_ce_ops.
+    Connection c(dir + "/v5.db", Connection::Mode::create);
+    create_schema(c);
+    c.exec("DROP TABLE nccl_ce_ops; PRAGMA user_version=5");
+  }
+  {
+    RunReader v5(dir + "/v5.db");
+    CHECK(v5.schema_version() == 5);
+    CHECK(v5.rows<NcclCeOpRecord>().empty());
+    CHECK(v5.rows<NcclKernelChannelRecord>().empty());
+  }
 
   {
     Connection c(dir + "/damaged.db", Connection::Mode::create);
