@@ -27,6 +27,9 @@ namespace {
 #endif
 #if defined(__SANITIZE_THREAD__) || __has_feature(thread_sanitizer)
 constexpr int kWriterSlowdown = 10;
+#elif defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+// The ASan leg's tests run on one core beside the suite's other tests.
+constexpr int kWriterSlowdown = 5;
 #else
 constexpr int kWriterSlowdown = 1;
 #endif

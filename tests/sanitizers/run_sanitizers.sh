@@ -26,7 +26,12 @@
 # fails if one is there. Leaks are checked; the only suppressions
 # (lsan.supp) are third-party libraries' own allocations.
 #
-# usage: run_sanitizers.sh address|thread [--build DIR] [--cc CC] [--cxx CXX]
+# usage: run_sanitizers.sh address|thread [--phase build|tests|all] [--build DIR]
+#                          [--cc CC] [--cxx CXX]
+#   --phase  build: configure and build only; tests: run the tests of a leg
+#            built before (its reports since that build count); all (the
+#            default): both. ctest runs the two phases as two entries, so a
+#            leg's tests (one at a time, one core) run beside other tests.
 #   --build  the build directory (default: build-asan or build-tsan)
 #   --cc, --cxx  the compilers (default: cc, c++): the regular build's
 # Prints, for the leg: build time, tests run, passed, failed, skipped,
@@ -39,9 +44,10 @@ src="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$src/tests/sanitizers"
 leg="${1:-}"
 shift || true
-build="" cc="${CC:-cc}" cxx="${CXX:-c++}"
+build="" cc="${CC:-cc}" cxx="${CXX:-c++}" phase=all
 while [ $# -gt 0 ]; do
   case "$1" in
+    --phase) phase="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --cc) cc="$2"; shift 2 ;;
     --cxx) cxx="$2"; shift 2 ;;
@@ -77,7 +83,11 @@ case "$leg" in
            targets=(catch2_tests ddpscope) ;;
   thread) sanitize=thread name="TSan" default_build=build-tsan
           targets=("${tsan_tests[@]}") ;;
-  *) echo "usage: $0 address|thread [--build DIR] [--cc CC] [--cxx CXX]" >&2; exit 2 ;;
+  *) echo "usage: $0 address|thread [--phase build|tests|all] [--build DIR] [--cc CC] [--cxx CXX]" >&2; exit 2 ;;
+esac
+case "$phase" in
+  build|tests|all) ;;
+  *) echo "$0: --phase build|tests|all, not '$phase'" >&2; exit 2 ;;
 esac
 build="$(realpath -m "${build:-$src/$default_build}")"
 
@@ -104,7 +114,11 @@ fi
 # suite (docs/reliability.md has the figures). -g1: line tables, all a
 # sanitizer's report needs to name file and line; full -g compiles 5-15 %
 # slower.
-if [ ! -f "$build/CMakeCache.txt" ]; then
+if [ "$phase" = tests ] && [ ! -f "$build/ddpscope-times" ]; then
+  echo "FAILED: $build holds no $name build (run --phase build first)"
+  exit 1
+fi
+if [ "$phase" != tests ] && [ ! -f "$build/CMakeCache.txt" ]; then
   generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   cmake -S "$src" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
@@ -113,22 +127,31 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     >"$probe/configure.log" 2>&1 || { cat "$probe/configure.log"; exit 1; }
 fi
 reports="$build/sanitizer-reports"
-rm -rf "$reports"
-mkdir -p "$reports"
-chmod 1777 "$reports"  # tests run some programs as an unprivileged user
+if [ "$phase" != tests ]; then
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  chmod 1777 "$reports"  # tests run some programs as an unprivileged user
+fi
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1:verify_asan_link_order=0:log_path=$reports/report"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/report"
 export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0:log_path=$reports/report"
 export TSAN_OPTIONS="halt_on_error=0:die_after_fork=0:second_deadlock_stack=1:log_path=$reports/report"
 
-start=$(date +%s)
-# The build runs each Catch2 executable once to list its cases: the same options apply.
-cmake --build "$build" --target "${targets[@]}" -j "$(nproc)" >"$build/sanitizer-build.log" 2>&1 ||
-  { tail -40 "$build/sanitizer-build.log"; echo "FAILED: the $name build (log: $build/sanitizer-build.log)"; exit 1; }
-built=$(($(date +%s) - start))
-echo "$name: built in $build ($built s)"
-# scripts/ci_times.sh reads the leg's build and test times from here.
-echo "build $built" >"$build/ddpscope-times"
+if [ "$phase" != tests ]; then
+  start=$(date +%s)
+  rm -f "$build/ddpscope-times"
+  # The build runs each Catch2 executable once to list its cases: the same
+  # options apply, and what it reports counts in the tests phase.
+  cmake --build "$build" --target "${targets[@]}" -j "$(nproc)" >"$build/sanitizer-build.log" 2>&1 ||
+    { tail -40 "$build/sanitizer-build.log"; echo "FAILED: the $name build (log: $build/sanitizer-build.log)"; exit 1; }
+  built=$(($(date +%s) - start))
+  echo "$name: built in $build ($built s)"
+  # scripts/ci_times.sh reads the leg's build and test times from here.
+  echo "build $built" >"$build/ddpscope-times"
+  [ "$phase" = build ] && exit 0
+else
+  built=$(awk '$1 == "build" { print $2 }' "$build/ddpscope-times")
+fi
 
 # ctest over one pass's selection; adds to the counts.
 total=0 failed=0 skipped=0 ctest_rc=0
@@ -138,7 +161,8 @@ log="$build/sanitizer-ctest.log"
 # with a time bound needs its workload's writer thread to get a core
 # (test_nccl_hooks "kill -9 keeps every event older than two flush
 # intervals": beside another sanitized test on two cores, the writer had
-# written none of 1000 events 300 ms later, once in five runs).
+# written none of 1000 events 300 ms later, once in five runs; its waits are
+# longer by a fixed factor in sanitized builds, kWriterSlowdown).
 run_pass() {  # ASAN_OPTIONS to add, then ctest's selection
   local asan_extra="$1" pass_log="$probe/pass.log"
   shift
@@ -179,5 +203,5 @@ if [ "$found" -ne 0 ]; then
 fi
 printf '%s: %s tests, %s passed, %s failed, %s skipped, %s sanitizer reports; built in %s s, tests ran in %s s, %s s in all\n' \
   "$name" "$total" "$((total - failed - skipped))" "$failed" "$skipped" \
-  "$found" "$built" "$ran" "$(($(date +%s) - leg_start))"
+  "$found" "${built:-?}" "$ran" "$(($(date +%s) - leg_start))"
 exit $status
