@@ -13,7 +13,8 @@ begin=$(date +%s)
 scripts/setup.sh --packages
 echo "setup $(($(date +%s) - begin))" >"$times/phases"
 # The PyPI torch downloads (minutes, on a new machine) while the build compiles.
-scripts/setup.sh --venv >"$times/venv.log" 2>&1 &
+(scripts/setup.sh --venv && echo "venv $(($(date +%s) - begin))" >>"$times/phases") \
+  >"$times/venv.log" 2>&1 &
 venv_pid=$!
 # The compiler cache's counts from here on are this run's.
 command -v ccache >/dev/null && ccache --zero-stats >/dev/null
@@ -24,7 +25,6 @@ venv_status=0
 wait "$venv_pid" || venv_status=$?
 cat "$times/venv.log"
 [ "$venv_status" -eq 0 ] || exit "$venv_status"
-echo "venv $(($(date +%s) - begin))" >>"$times/phases"
 # Configured again now that .venv is there: its tests are registered with it.
 scripts/build.sh >/dev/null
 status=0
