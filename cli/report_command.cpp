@@ -12,7 +12,7 @@
 #include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/run_filter.h"
-#include "reports/kineto_trace.h"
+#include "reports/kineto/kineto_trace.h"
 #include "reports/renderer.h"
 #include "reports/text_analysis.h"
 #include "reports/text_summary.h"

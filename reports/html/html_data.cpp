@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "reports/html_parts.h"
+#include "reports/html/html_parts.h"
 
 namespace ddpscope::reports::html {
 namespace {

@@ -1,4 +1,4 @@
-// The pieces of the HTML report (reports/html.cpp puts them together). Text
+// The pieces of the HTML report (html.cpp puts them together). Text
 // sections are rendered here in C++, already escaped, so the page reads well
 // even with scripts off; charts are drawn in the browser from one JSON blob.
 #pragma once

@@ -5,7 +5,7 @@
 #include <ostream>
 
 #include "profiler/core/atomic_file.h"
-#include "reports/html_parts.h"
+#include "reports/html/html_parts.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {

@@ -1,6 +1,6 @@
 // The Kineto renderer: the directory's checks, and one trace per rank written
 // all-or-nothing (kineto_events.cpp writes each).
-#include "reports/kineto_trace.h"
+#include "reports/kineto/kineto_trace.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/input_error.h"
-#include "reports/trace_events.h"
+#include "reports/trace/trace_events.h"
 
 namespace fs = std::filesystem;
 
