@@ -12,6 +12,7 @@
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/input_error.h"
 #include "profiler/core/units.h"
+#include "reports/formats.h"
 #include "reports/renderer.h"
 
 namespace ddpscope::reports {
@@ -192,12 +193,22 @@ void write_recommendations(const std::string& dir, const std::vector<Recommendat
 class CsvRenderer : public Renderer {
  public:
   void write(const ReportInput& input, const std::string& target) override {
+    check_csv_dir(target);
     std::error_code ec;
-    std::filesystem::create_directories(target, ec);
+    bool created = std::filesystem::create_directories(target, ec);
     if (ec) throw InputError(target, "cannot create the directory (" + ec.message() + ")");
-    if (!std::filesystem::is_directory(target))
-      throw InputError(target, "not a directory (CSV output is one file per table)");
-    const auto& run = input.run;
+    try {
+      write_tables(input.run, target);
+    } catch (...) {
+      // Each table is written all-or-nothing; a directory made for them goes
+      // with them.
+      if (created) std::filesystem::remove_all(target, ec);
+      throw;
+    }
+  }
+
+ private:
+  static void write_tables(const RunAnalysis& run, const std::string& target) {
     write_iterations(target, run.iteration_list);
     write_buckets(target, run.buckets);
     write_collectives(target, run.collectives);
@@ -209,6 +220,10 @@ class CsvRenderer : public Renderer {
 };
 
 }  // namespace
+
+void check_csv_dir(const std::string& dir) {
+  check_output_dir(dir, "CSV output is one file per table", /*parents=*/true);
+}
 
 std::unique_ptr<Renderer> make_csv_renderer() { return std::make_unique<CsvRenderer>(); }
 

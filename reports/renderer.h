@@ -29,7 +29,10 @@ class Renderer {
   virtual std::string note() const { return {}; }
 };
 
-std::unique_ptr<Renderer> make_csv_renderer();    // reports/csv.cpp: one RFC 4180 file per table
+std::unique_ptr<Renderer> make_csv_renderer();  // reports/csv.cpp: one RFC 4180 file per table
+// Throws InputError naming `dir` when it cannot take the CSV files (formats.h:
+// check_output_dir); the renderer creates it, parents included.
+void check_csv_dir(const std::string& dir);
 std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
 std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace/trace_format.cpp: see below
 std::unique_ptr<Renderer> make_html_renderer();   // reports/html/html.cpp: one self-contained page
