@@ -13,7 +13,7 @@
 #include "profiler/core/record_env.h"
 #include "profiler/store/recording_dir.h"
 #include "reports/live_publisher.h"
-#include "reports/text_hangs.h"
+#include "reports/sections/hangs.h"
 
 namespace fs = std::filesystem;
 

@@ -9,11 +9,9 @@
 #include "cli/commands.h"
 #include "profiler/analysis/analyze.h"
 #include "profiler/analysis/iteration_window.h"
-#include "profiler/core/atomic_file.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/run_filter.h"
-#include "reports/kineto_trace.h"
-#include "reports/renderer.h"
+#include "reports/formats.h"
 #include "reports/text_analysis.h"
 #include "reports/text_summary.h"
 
@@ -21,16 +19,18 @@ namespace ddpscope::cli {
 namespace {
 
 struct ReportArgs {
-  std::string path, html, csv, json, trace, kineto, ranks, iterations;
+  std::string path, ranks, iterations;
+  // One target per report format (reports/formats.h), "" where not asked for.
+  std::vector<std::string> outputs = std::vector<std::string>(reports::report_formats().size());
   std::optional<double> since, until;
   bool quiet = false;
 };
 
 int run_report(const ReportArgs& a) {
   // Outputs first: a typo in one should not cost a long analysis.
-  for (const auto* target : {&a.html, &a.json, &a.trace})
-    if (!target->empty()) core::check_output_path(*target);
-  if (!a.kineto.empty()) reports::check_kineto_dir(a.kineto);
+  const auto& formats = reports::report_formats();
+  for (size_t i = 0; i < formats.size(); ++i)
+    if (!a.outputs[i].empty()) formats[i].check(a.outputs[i]);
   store::RunReader reader(a.path);
   const int64_t start = store::run_start_ns(reader);
   auto filter = store::parse_run_filter(a.ranks, a.since, a.until, start);
@@ -61,20 +61,13 @@ int run_report(const ReportArgs& a) {
     std::cout << "\n";
     reports::print_analysis(run, std::cout);
   }
-  struct Output {
-    const std::string& target;
-    std::unique_ptr<reports::Renderer> (*make)();
-  } outputs[] = {{a.csv, reports::make_csv_renderer},
-                 {a.json, reports::make_json_renderer},
-                 {a.trace, reports::make_trace_renderer},
-                 {a.kineto, reports::make_kineto_renderer},
-                 {a.html, reports::make_html_renderer}};
-  for (const auto& o : outputs) {
-    if (o.target.empty()) continue;
-    auto renderer = o.make();
-    renderer->write({run, reader}, o.target);  // runtime_error names the target
+  for (size_t i = 0; i < formats.size(); ++i) {
+    const std::string& target = a.outputs[i];
+    if (target.empty()) continue;
+    auto renderer = formats[i].make();
+    renderer->write({run, reader}, target);  // runtime_error names the target
     std::string note = renderer->note();
-    std::cerr << "ddpscope: wrote " << o.target << (note.empty() ? "" : " (" + note + ")") << "\n";
+    std::cerr << "ddpscope: wrote " << target << (note.empty() ? "" : " (" + note + ")") << "\n";
   }
   return 0;
 }
@@ -85,17 +78,9 @@ Run add_report(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
   auto* sub = app.add_subcommand("report", "analyze a recorded run and write reports");
   sub->add_option("run", a->path, "run.db (or a single rank-<R>.db)")->required();
-  sub->add_option("--html", a->html, "write a self-contained HTML report");
-  sub->add_option("--csv", a->csv, "write one CSV file per table into this directory");
-  sub->add_option("--json", a->json, "write the analysis as JSON (docs/analysis.md)");
-  sub->add_option("--trace", a->trace,
-                  "write a trace for ui.perfetto.dev: Perfetto protobuf if the name ends in "
-                  ".pftrace, .perfetto-trace or .pb, Chrome trace-event JSON if .json; any other "
-                  "name is protobuf when the run has more than " +
-                      std::to_string(reports::kJsonTraceMaxRows) + " event rows (docs/trace.md)");
-  sub->add_option("--kineto", a->kineto,
-                  "write one PyTorch-profiler (Kineto) trace per rank into this directory, for "
-                  "HTA (Holistic Trace Analysis): DIR/rank-<R>.json (docs/trace.md)");
+  const auto& formats = reports::report_formats();
+  for (size_t i = 0; i < formats.size(); ++i)
+    sub->add_option(formats[i].flag, a->outputs[i], formats[i].help);
   sub->add_option("--ranks", a->ranks, "only these ranks: numbers and ranges, e.g. 0,3,8-15");
   auto* since =
       sub->add_option("--since", a->since, "only events from S seconds after the run's start");

@@ -1,79 +1,21 @@
 // CSV output: one RFC 4180 file per table of the analysis, for spreadsheets and
 // pandas. Columns are the struct fields in snake_case; each table is declared
 // once as (header, cell) pairs so a header can never disagree with its rows.
-#include <charconv>
-#include <cmath>
 #include <filesystem>
-#include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "profiler/core/atomic_file.h"
 #include "profiler/core/input_error.h"
-#include "profiler/core/units.h"
+#include "reports/csv_table.h"
+#include "reports/formats.h"
 #include "reports/renderer.h"
+#include "reports/sections/section.h"
 
 namespace ddpscope::reports {
 namespace {
 
 using namespace ddpscope::analysis;
-
-// Numbers through to_chars: locale-independent, and for doubles the shortest
-// text that reads back to the same value, in plain decimal (no exponent, which
-// some spreadsheet imports turn into text). Non-finite values are left empty.
-std::string num(double v) {
-  if (!std::isfinite(v)) return "";
-  char buf[400];  // fixed notation of DBL_MAX needs 309 digits
-  auto r = std::to_chars(buf, buf + sizeof buf, round_significant(v), std::chars_format::fixed);
-  return std::string(buf, r.ptr);
-}
-std::string num(int64_t v) { return std::to_string(v); }
-std::string num(uint64_t v) { return std::to_string(v); }
-std::string num(int v) { return std::to_string(v); }
-std::string text(std::string_view v) { return std::string(v); }
-std::string flag(bool v) { return v ? "true" : "false"; }
-
-// RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled.
-void put_field(std::string& out, const std::string& field) {
-  if (field.find_first_of(",\"\r\n") == std::string::npos) {
-    out += field;
-    return;
-  }
-  out += '"';
-  for (char c : field) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-}
-
-template <class Row>
-struct Column {
-  const char* name;
-  std::function<std::string(const Row&)> cell;
-};
-
-template <class Row>
-void put_line(std::string& out, const std::vector<Column<Row>>& cols, const Row* row) {
-  for (size_t i = 0; i < cols.size(); ++i) {
-    if (i) out += ',';
-    put_field(out, row ? cols[i].cell(*row) : std::string(cols[i].name));
-  }
-  out += "\r\n";
-}
-
-// The whole file is formatted first (tables are small: one row per iteration,
-// bucket, size class, op, rank or advice), then written all-or-nothing.
-template <class Row>
-void write_table(const std::string& path, const std::vector<Column<Row>>& cols,
-                 const std::vector<Row>& rows) {
-  std::string out;
-  put_line<Row>(out, cols, nullptr);
-  for (const auto& row : rows) put_line(out, cols, &row);
-  core::write_atomically(
-      path, [&](std::ostream& os) { os.write(out.data(), std::streamsize(out.size())); });
-}
+using namespace ddpscope::reports::csv;
 
 void write_iterations(const std::string& dir, const std::vector<IterationStats>& rows) {
   using R = IterationStats;
@@ -107,9 +49,6 @@ void write_buckets(const std::string& dir, const std::vector<BucketStats>& rows)
                   {"nccl_choice", [](const R& r) { return text(r.nccl_choice); }}},
                  rows);
 }
-
-// -1 (not reported) becomes an empty cell.
-std::string known(double v) { return v < 0 ? "" : num(v); }
 
 void write_nccl_choices(const std::string& dir, const std::vector<NcclChoiceStats>& rows) {
   using R = NcclChoiceStats;
@@ -158,28 +97,6 @@ void write_ops(const std::string& dir, const std::vector<OpSummary>& rows) {
                  rows);
 }
 
-void write_ranks(const std::string& dir, const std::vector<RankStats>& rows) {
-  using R = RankStats;
-  write_table<R>(
-      dir + "/ranks.csv",
-      {{"rank", [](const R& r) { return num(r.rank); }},
-       {"host", [](const R& r) { return r.host; }},
-       {"late_ms_median", [](const R& r) { return num(r.late_ms_median); }},
-       {"late_ms_p95", [](const R& r) { return num(r.late_ms_p95); }},
-       {"late_ms_max", [](const R& r) { return num(r.late_ms_max); }},
-       {"iteration_late_ms_median", [](const R& r) { return num(r.iteration_late_ms_median); }},
-       {"last_share_pct", [](const R& r) { return num(r.last_share_pct); }},
-       {"clock_correction_us", [](const R& r) { return num(r.clock_correction_us); }},
-       {"iter_ms_median", [](const R& r) { return num(r.iter_ms_median); }},
-       {"comm_ms_median", [](const R& r) { return num(r.comm_ms_median); }},
-       {"collectives", [](const R& r) { return num(r.collectives); }},
-       {"dropped_events", [](const R& r) { return num(r.dropped_events); }},
-       {"clock_drift_ppm", [](const R& r) { return num(r.clock_drift_ppm); }},
-       {"clock_residual_us", [](const R& r) { return num(r.clock_residual_us); }},
-       {"kernel_overlap_pct", [](const R& r) { return num(r.kernel_overlap_pct); }}},
-      rows);
-}
-
 void write_recommendations(const std::string& dir, const std::vector<Recommendation>& rows) {
   using R = Recommendation;
   write_table<R>(dir + "/recommendations.csv",
@@ -192,23 +109,38 @@ void write_recommendations(const std::string& dir, const std::vector<Recommendat
 class CsvRenderer : public Renderer {
  public:
   void write(const ReportInput& input, const std::string& target) override {
+    check_csv_dir(target);
     std::error_code ec;
-    std::filesystem::create_directories(target, ec);
+    bool created = std::filesystem::create_directories(target, ec);
     if (ec) throw InputError(target, "cannot create the directory (" + ec.message() + ")");
-    if (!std::filesystem::is_directory(target))
-      throw InputError(target, "not a directory (CSV output is one file per table)");
-    const auto& run = input.run;
+    try {
+      write_tables(input.run, target);
+    } catch (...) {
+      // Each table is written all-or-nothing; a directory made for them goes
+      // with them.
+      if (created) std::filesystem::remove_all(target, ec);
+      throw;
+    }
+  }
+
+ private:
+  static void write_tables(const RunAnalysis& run, const std::string& target) {
     write_iterations(target, run.iteration_list);
     write_buckets(target, run.buckets);
     write_collectives(target, run.collectives);
     if (!run.nccl_choices.empty()) write_nccl_choices(target, run.nccl_choices);
     write_ops(target, run.ops);
-    write_ranks(target, run.ranks);
     write_recommendations(target, run.recommendations);
+    for (const auto& section : sections())
+      if (section.csv) section.csv(run, target);
   }
 };
 
 }  // namespace
+
+void check_csv_dir(const std::string& dir) {
+  check_output_dir(dir, "CSV output is one file per table", /*parents=*/true);
+}
 
 std::unique_ptr<Renderer> make_csv_renderer() { return std::make_unique<CsvRenderer>(); }
 

@@ -1,26 +1,19 @@
 // JSON output: the whole analysis as one object, a public contract for scripts
 // and CI (field names are the analysis structs' fields; never rename, only add).
 // Key order follows the structs so the file reads like the terminal report.
-#include <cmath>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 
 #include "profiler/core/atomic_file.h"
-#include "profiler/core/units.h"
+#include "reports/json_fields.h"
 #include "reports/renderer.h"
+#include "reports/sections/section.h"
 
 namespace ddpscope::reports {
 namespace {
 
 using namespace ddpscope::analysis;
-using Json = nlohmann::ordered_json;
-
-// JSON has no NaN or infinity: an undefined figure (e.g. a bandwidth with no
-// duration) is null, which every parser accepts.
-Json num(double v) { return std::isfinite(v) ? Json(round_significant(v)) : Json(nullptr); }
-
-Json text(std::string_view v) { return Json(std::string(v)); }
+using namespace ddpscope::reports::json_fields;
 
 Json iterations_summary(const RunAnalysis& run) {
   const auto& it = run.iterations;
@@ -64,9 +57,6 @@ Json to_json(const BucketStats& b) {
           {"nccl_choice", b.nccl_choice}};
 }
 
-// -1 (not reported) becomes null.
-Json known(double v) { return v < 0 ? Json() : num(v); }
-
 Json to_json(const NcclChoiceStats& n) {
   return {{"op", text(name_of(n.op))},
           {"bytes", n.bytes},
@@ -103,84 +93,6 @@ Json to_json(const OpSummary& o) {
           {"algbw_gbps", num(o.algbw_gbps)},
           {"busbw_gbps", num(o.busbw_gbps)},
           {"timing", text(name_of(o.timing))}};
-}
-
-Json to_json(const RankStats& r) {
-  return {{"rank", r.rank},
-          {"host", r.host},
-          {"late_ms_median", num(r.late_ms_median)},
-          {"late_ms_p95", num(r.late_ms_p95)},
-          {"late_ms_max", num(r.late_ms_max)},
-          {"iteration_late_ms_median", num(r.iteration_late_ms_median)},
-          {"last_share_pct", num(r.last_share_pct)},
-          {"clock_correction_us", num(r.clock_correction_us)},
-          {"clock_drift_ppm", num(r.clock_drift_ppm)},
-          {"clock_residual_us", num(r.clock_residual_us)},
-          {"kernel_overlap_pct", num(r.kernel_overlap_pct)},
-          {"iter_ms_median", num(r.iter_ms_median)},
-          {"comm_ms_median", num(r.comm_ms_median)},
-          {"collectives", r.collectives},
-          {"dropped_events", r.dropped_events},
-          {"iterations", r.iterations},
-          {"shadow_iterations", r.shadow_iterations},
-          {"exit_code", r.exit_code >= 0 ? Json(r.exit_code) : Json()},
-          {"signal", r.signal > 0 ? Json(r.signal) : Json()},
-          {"finalized", r.finalized}};
-}
-
-Json index_or_null(int i) { return i >= 0 ? Json(i) : Json(); }
-
-Json to_json(const MissingRank& m) {
-  Json last;
-  if (m.last_seq >= 0)
-    last = {{"seq", m.last_seq},
-            {"op", text(name_of(m.last_op))},
-            {"bytes", m.last_bytes},
-            {"bucket", index_or_null(m.last_bucket)}};
-  return {{"rank", m.rank},
-          {"last_completed", last},
-          {"exit_code", m.exit_code >= 0 ? Json(m.exit_code) : Json()},
-          {"signal", m.signal > 0 ? Json(m.signal) : Json()},
-          {"ended", m.ended}};
-}
-
-Json stacks_json(const Hang& h) {
-  Json a = Json::array();
-  for (const auto& s : h.stacks)
-    a.push_back({{"rank", s.rank}, {"frames", s.frames}, {"user_frame", s.user_frame}});
-  return a;
-}
-
-Json to_json(const Hang& h) {
-  Json missing = Json::array();
-  for (const auto& m : h.missing) missing.push_back(to_json(m));
-  return {{"comm", std::to_string(h.comm_id)},
-          {"nranks", h.nranks},
-          {"seq", h.seq},
-          {"op", text(name_of(h.op))},
-          {"dtype", text(name_of(h.dtype))},
-          {"count", h.count},
-          {"bytes", h.bytes},
-          {"bucket", index_or_null(h.bucket)},
-          {"iteration", index_or_null(h.iteration)},
-          {"state", h.state.empty() ? Json() : Json(h.state)},
-          {"waiting_ranks", h.waiting_ranks},
-          {"missing_ranks", h.missing_ranks},
-          {"completed_ranks", h.completed_ranks},
-          {"waiting_since_s", num(h.waiting_since_s)},
-          {"waited_s", num(h.waited_s)},
-          {"missing", missing},
-          {"stacks", stacks_json(h)}};
-}
-
-Json to_json(const Mismatch& m) {
-  Json shapes = Json::array();
-  for (const auto& s : m.shapes)
-    shapes.push_back({{"ranks", s.ranks},
-                      {"op", text(name_of(s.op))},
-                      {"dtype", text(name_of(s.dtype))},
-                      {"count", s.count}});
-  return {{"comm", std::to_string(m.comm_id)}, {"seq", m.seq}, {"shapes", shapes}};
 }
 
 Json to_json(const DdpInstanceSummary& d) {
@@ -223,40 +135,49 @@ Json array_of(const std::vector<T>& items) {
   return a;
 }
 
-Json lateness(const RunAnalysis& run) {
-  Json rows = Json::array();
-  for (const auto& rank_row : run.lateness) {
-    Json row = Json::array();
-    for (double v : rank_row) row.push_back(num(v));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
+using Key = LayoutEntry<void (*)(const RunAnalysis&, Json&)>;
+
+// The report's keys in order: each of its own, and the sections' keys
+// (section.h) at theirs; a section's key not listed here comes last.
+const std::vector<Key> kLayout = {
+    {"ddpscope_version", [](const RunAnalysis&, Json& j) { j = DDPSCOPE_VERSION; }},
+    {"path", [](const RunAnalysis& run, Json& j) { j = run.path; }},
+    {"command", [](const RunAnalysis& run, Json& j) { j = run.command; }},
+    {"world_size", [](const RunAnalysis& run, Json& j) { j = run.world_size; }},
+    {"ranks_recorded", [](const RunAnalysis& run, Json& j) { j = run.ranks_recorded; }},
+    {"backend", [](const RunAnalysis& run, Json& j) { j = run.backend; }},
+    {"timing", [](const RunAnalysis& run, Json& j) { j = run.timing; }},
+    {"compute_source", [](const RunAnalysis& run, Json& j) { j = run.compute_source; }},
+    {"iterations", [](const RunAnalysis& run, Json& j) { j = iterations_summary(run); }},
+    {"ddp", [](const RunAnalysis& run, Json& j) { j = array_of(run.ddp); }},
+    {"roles", [](const RunAnalysis& run, Json& j) { j = array_of(run.roles); }},
+    {"buckets", [](const RunAnalysis& run, Json& j) { j = array_of(run.buckets); }},
+    {"collectives", [](const RunAnalysis& run, Json& j) { j = array_of(run.collectives); }},
+    {"nccl_choices", [](const RunAnalysis& run, Json& j) { j = array_of(run.nccl_choices); }},
+    {"ops", [](const RunAnalysis& run, Json& j) { j = array_of(run.ops); }},
+    {"ranks"},  // stragglers
+    {"recommendations", [](const RunAnalysis& run, Json& j) { j = array_of(run.recommendations); }},
+    {"iteration_list", [](const RunAnalysis& run, Json& j) { j = array_of(run.iteration_list); }},
+    {"timeline", [](const RunAnalysis& run, Json& j) { j = array_of(run.timeline); }},
+    {"lateness"},  // stragglers
+    {"hangs"},
+    {"mismatches"},
+};
 
 Json report(const RunAnalysis& run) {
+  Json from_sections = Json::object();
+  for (const auto& section : sections())
+    if (section.json) section.json(run, from_sections);
   Json j;
-  j["ddpscope_version"] = DDPSCOPE_VERSION;
-  j["path"] = run.path;
-  j["command"] = run.command;
-  j["world_size"] = run.world_size;
-  j["ranks_recorded"] = run.ranks_recorded;
-  j["backend"] = run.backend;
-  j["timing"] = run.timing;
-  j["compute_source"] = run.compute_source;
-  j["iterations"] = iterations_summary(run);
-  j["ddp"] = array_of(run.ddp);
-  j["roles"] = array_of(run.roles);
-  j["buckets"] = array_of(run.buckets);
-  j["collectives"] = array_of(run.collectives);
-  j["nccl_choices"] = array_of(run.nccl_choices);
-  j["ops"] = array_of(run.ops);
-  j["ranks"] = array_of(run.ranks);
-  j["recommendations"] = array_of(run.recommendations);
-  j["iteration_list"] = array_of(run.iteration_list);
-  j["timeline"] = array_of(run.timeline);
-  j["lateness"] = lateness(run);
-  j["hangs"] = array_of(run.hangs);
-  j["mismatches"] = array_of(run.mismatches);
+  for (const auto& key : kLayout) {
+    if (key.part) {
+      key.part(run, j[key.name]);
+    } else if (auto it = from_sections.find(key.name); it != from_sections.end()) {
+      j[key.name] = std::move(*it);
+      from_sections.erase(it);
+    }
+  }
+  for (auto& [name, value] : from_sections.items()) j[name] = std::move(value);
   return j;
 }
 

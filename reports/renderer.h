@@ -29,15 +29,18 @@ class Renderer {
   virtual std::string note() const { return {}; }
 };
 
-std::unique_ptr<Renderer> make_csv_renderer();    // reports/csv.cpp: one RFC 4180 file per table
+std::unique_ptr<Renderer> make_csv_renderer();  // reports/csv.cpp: one RFC 4180 file per table
+// Throws InputError naming `dir` when it cannot take the CSV files (formats.h:
+// check_output_dir); the renderer creates it, parents included.
+void check_csv_dir(const std::string& dir);
 std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
-std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace_format.cpp: see below
-std::unique_ptr<Renderer> make_html_renderer();   // reports/html.cpp: one self-contained page
+std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace/trace_format.cpp: see below
+std::unique_ptr<Renderer> make_html_renderer();   // reports/html/html.cpp: one self-contained page
 // One PyTorch-profiler (Kineto) trace per rank in a directory, for HTA
-// (reports/kineto_trace.h, docs/trace.md).
+// (reports/kineto/kineto_trace.h, docs/trace.md).
 std::unique_ptr<Renderer> make_kineto_renderer();
 
-// The trace for ui.perfetto.dev (reports/trace_*.cpp, docs/trace.md): the
+// The trace for ui.perfetto.dev (reports/trace/, docs/trace.md): the
 // same tracks, slices and args in either format. Perfetto's protobuf
 // (TrackEvent packets) is under a tenth of the JSON's size on the benchmark's
 // run (docs/performance.md); the Chrome trace-event JSON is plain text, which

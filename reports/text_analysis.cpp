@@ -1,26 +1,15 @@
 #include "reports/text_analysis.h"
 
-#include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "reports/text_hangs.h"
+#include "reports/sections/section.h"
+#include "reports/text_line.h"
 #include "reports/text_summary.h"
 
 namespace ddpscope::reports {
 namespace {
-
-void line(std::ostream& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-void line(std::ostream& out, const char* fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  out << buf << "\n";
-}
 
 void print_iterations(const analysis::RunAnalysis& run, std::ostream& out) {
   const auto& it = run.iterations;
@@ -102,39 +91,6 @@ void print_nccl_choices(const analysis::RunAnalysis& run, std::ostream& out) {
   out << "\n";
 }
 
-void print_rank_row(const analysis::RankStats& r, std::ostream& out) {
-  line(out, "%-5d %-16s %12.3f %12.3f %12.3f %10.1f %12.2f %12.2f", r.rank, r.host.c_str(),
-       r.late_ms_median, r.late_ms_p95, r.iteration_late_ms_median, r.last_share_pct,
-       r.iter_ms_median, r.comm_ms_median);
-}
-
-// Past kRanksShown ranks a terminal shows the latest ranks and one line for
-// the rest: at 1,024 ranks the straggler must not scroll away. The CSV and
-// JSON keep every rank; `report --ranks` narrows the run.
-constexpr size_t kRanksShown = 16;
-
-void print_ranks(const analysis::RunAnalysis& run, std::ostream& out) {
-  if (run.ranks.size() < 2) return;
-  const bool all = run.ranks.size() <= kRanksShown;
-  if (!all)
-    line(out, "ranks: the %zu latest of %zu (by median lateness)", kRanksShown, run.ranks.size());
-  line(out, "%-5s %-16s %12s %12s %12s %10s %12s %12s", "rank", "host", "late ms med",
-       "late ms p95", "iter late ms", "last %", "iter ms med", "comm ms med");
-  std::vector<const analysis::RankStats*> order;
-  for (const auto& r : run.ranks) order.push_back(&r);
-  if (!all)
-    std::stable_sort(order.begin(), order.end(),
-                     [](auto* a, auto* b) { return a->late_ms_median > b->late_ms_median; });
-  for (size_t i = 0; i < order.size() && (all || i < kRanksShown); ++i)
-    print_rank_row(*order[i], out);
-  if (!all) {
-    double low = order.back()->late_ms_median, high = order[kRanksShown]->late_ms_median;
-    line(out, "... %zu more ranks, late ms med %.3f to %.3f (all in --csv and --json)",
-         order.size() - kRanksShown, low, high);
-  }
-  out << "\n";
-}
-
 void print_recommendations(const analysis::RunAnalysis& run, std::ostream& out) {
   if (run.recommendations.empty()) {
     out << "recommendations: none (nothing in this run calls for a change)\n";
@@ -146,16 +102,24 @@ void print_recommendations(const analysis::RunAnalysis& run, std::ostream& out) 
         << "\n";
 }
 
+using Part = LayoutEntry<void (*)(const RunAnalysis&, std::ostream&)>;
+
+// The terminal's order. Hangs come first: a run that has them is a run whose
+// other figures matter less.
+const std::vector<Part> kLayout = {
+    {"hangs"},
+    {"iterations", print_iterations},
+    {"ddp", print_ddp},
+    {"buckets", print_buckets},
+    {"nccl_choices", print_nccl_choices},
+    {"stragglers"},
+    {"recommendations", print_recommendations},
+};
+
 }  // namespace
 
 void print_analysis(const analysis::RunAnalysis& run, std::ostream& out) {
-  print_hangs(run, out);
-  print_iterations(run, out);
-  print_ddp(run, out);
-  print_buckets(run, out);
-  print_nccl_choices(run, out);
-  print_ranks(run, out);
-  print_recommendations(run, out);
+  for (auto print : in_layout(kLayout, &Section::text)) print(run, out);
 }
 
 }  // namespace ddpscope::reports

@@ -1,4 +1,5 @@
-// Terminal tables for the analysis: iterations, buckets, ranks, advice.
+// Terminal tables for the analysis: iterations, buckets, advice, and the
+// sections (sections/section.h) in the terminal's order.
 #pragma once
 
 #include <ostream>

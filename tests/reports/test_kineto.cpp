@@ -15,8 +15,8 @@
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/core/input_error.h"
-#include "reports/kineto_trace.h"
-#include "reports/trace_events.h"
+#include "reports/kineto/kineto_trace.h"
+#include "reports/trace/trace_events.h"
 #include "tests/reports/fixtures.h"
 #include "tests/reports/gpu_run.h"
 #include "tests/support/subprocess.h"

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "profiler/store/reader.h"
-#include "reports/proto_wire.h"
 #include "reports/renderer.h"
+#include "reports/trace/proto_wire.h"
 #include "tests/reports/fixtures.h"
 #include "tests/support/subprocess.h"
 

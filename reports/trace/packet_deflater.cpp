@@ -1,11 +1,11 @@
-#include "reports/packet_deflater.h"
+#include "reports/trace/packet_deflater.h"
 
 #include <zlib.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "reports/proto_wire.h"
+#include "reports/trace/proto_wire.h"
 
 namespace ddpscope::reports::proto {
 namespace {

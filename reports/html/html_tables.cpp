@@ -1,4 +1,4 @@
-// The report's tables. Rows are capped (kMaxIterationRows, kMaxRankRows) with
+// The report's tables and their helpers. Rows are capped (kMaxIterationRows, kMaxRankRows) with
 // a note, so a run of a million iterations still gives a page a browser opens;
 // the CSV and JSON reports carry every row.
 #include <algorithm>
@@ -7,38 +7,13 @@
 #include <set>
 
 #include "profiler/core/stats.h"
-#include "reports/html_parts.h"
+#include "reports/html/html_parts.h"
 
 namespace ddpscope::reports::html {
 namespace {
 
 // The ranks' median; NaN (shown as "-") where no rank has the iteration.
 double median(const std::vector<double>& v) { return v.empty() ? NAN : stats::median(v); }
-
-void table_head(std::ostream& out, std::initializer_list<const char*> columns) {
-  out << "<div class=\"table-wrap\"><table>\n<thead><tr>";
-  for (const char* c : columns) {
-    // Columns named "host", "op" and "timing" hold text: aligned left.
-    std::string_view name(c);
-    bool text = name == "host" || name == "op" || name == "timing";
-    out << (text ? "<th class=\"text\">" : "<th>") << c << "</th>";
-  }
-  out << "</tr></thead>\n<tbody>\n";
-}
-
-void table_end(std::ostream& out, size_t shown, size_t total, const char* what) {
-  out << "</tbody></table></div>\n";
-  if (shown < total) {
-    out << "<p class=\"note\">Showing the first " << shown << " of " << total << " " << what
-        << "; the CSV and JSON reports have all of them.</p>\n";
-  }
-}
-
-void cell(std::ostream& out, const std::string& text) { out << "<td>" << escape(text) << "</td>"; }
-// A left-aligned cell: names, where the numbers around them align right.
-void text_cell(std::ostream& out, const std::string& text) {
-  out << "<td class=\"text\">" << escape(text) << "</td>";
-}
 
 // One row per iteration index: the ranks' median, and the latest rank from
 // the lateness matrix.
@@ -75,6 +50,31 @@ void write_iteration_row(const analysis::RunAnalysis& run, int index, const Iter
 
 }  // namespace
 
+void table_head(std::ostream& out, std::initializer_list<const char*> columns) {
+  out << "<div class=\"table-wrap\"><table>\n<thead><tr>";
+  for (const char* c : columns) {
+    // Columns named "host", "op" and "timing" hold text: aligned left.
+    std::string_view name(c);
+    bool text = name == "host" || name == "op" || name == "timing";
+    out << (text ? "<th class=\"text\">" : "<th>") << c << "</th>";
+  }
+  out << "</tr></thead>\n<tbody>\n";
+}
+
+void table_end(std::ostream& out, size_t shown, size_t total, const char* what) {
+  out << "</tbody></table></div>\n";
+  if (shown < total) {
+    out << "<p class=\"note\">Showing the first " << shown << " of " << total << " " << what
+        << "; the CSV and JSON reports have all of them.</p>\n";
+  }
+}
+
+void cell(std::ostream& out, const std::string& text) { out << "<td>" << escape(text) << "</td>"; }
+// A left-aligned cell: names, where the numbers around them align right.
+void text_cell(std::ostream& out, const std::string& text) {
+  out << "<td class=\"text\">" << escape(text) << "</td>";
+}
+
 void write_iteration_table(const analysis::RunAnalysis& run, std::ostream& out) {
   out << "<section id=\"iterations\">\n<h2>Iterations</h2>\n";
   // The smallest kMaxIterationRows indexes, whatever order the list is in.
@@ -106,42 +106,6 @@ void write_iteration_table(const analysis::RunAnalysis& run, std::ostream& out) 
                    "exposed ms", "exposed %", "buckets", "latest rank"});
   for (const auto& [index, row] : rows) write_iteration_row(run, index, row, out);
   table_end(out, rows.size(), std::max<size_t>(total, rows.size()), "iterations");
-  out << "</section>\n";
-}
-
-void write_rank_table(const analysis::RunAnalysis& run, std::ostream& out) {
-  out << "<section id=\"ranks\">\n<h2>Ranks</h2>\n";
-  if (run.ranks.empty()) {
-    out << "<p class=\"note\">No ranks recorded.</p>\n</section>\n";
-    return;
-  }
-  // The same rank the "slowest rank" card names: the first with the largest lateness.
-  auto slowest = std::max_element(run.ranks.begin(), run.ranks.end(), [](auto& a, auto& b) {
-    return analysis::straggle_ms(a) < analysis::straggle_ms(b);
-  });
-  table_head(out, {"rank", "host", "iteration ms", "comm ms", "late median ms", "late p95 ms",
-                   "late max ms", "iteration late ms", "last to enter %", "clock corr. &micro;s",
-                   "collectives", "dropped"});
-  size_t shown = std::min(run.ranks.size(), kMaxRankRows);
-  for (size_t i = 0; i < shown; ++i) {
-    const auto& r = run.ranks[i];
-    bool highlight = &r == &*slowest && analysis::straggle_ms(r) > 0;
-    out << "<tr" << (highlight ? " class=\"slowest\"" : "") << ">";
-    cell(out, std::to_string(r.rank));
-    text_cell(out, r.host);
-    cell(out, fixed(r.iter_ms_median, 2));
-    cell(out, fixed(r.comm_ms_median, 2));
-    cell(out, fixed(r.late_ms_median, 2));
-    cell(out, fixed(r.late_ms_p95, 2));
-    cell(out, fixed(r.late_ms_max, 2));
-    cell(out, fixed(r.iteration_late_ms_median, 2));
-    cell(out, fixed(r.last_share_pct, 1));
-    cell(out, fixed(r.clock_correction_us, 1));
-    cell(out, std::to_string(r.collectives));
-    cell(out, std::to_string(r.dropped_events));
-    out << "</tr>\n";
-  }
-  table_end(out, shown, run.ranks.size(), "ranks");
   out << "</section>\n";
 }
 

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "profiler/core/stats.h"
-#include "reports/html_parts.h"
+#include "reports/html/html_parts.h"
 
 namespace ddpscope::reports::html {
 namespace {

@@ -1,7 +1,7 @@
 // The report's stylesheet, inlined so the page needs nothing but itself. The
 // series colors live in the script (D.colors); the legend swatches come from
 // there too, so a chart and its legend cannot disagree.
-#include "reports/html_parts.h"
+#include "reports/html/html_parts.h"
 
 namespace ddpscope::reports::html {
 

@@ -1,4 +1,4 @@
-#include "reports/json_text.h"
+#include "reports/trace/json_text.h"
 
 #include <algorithm>
 #include <charconv>

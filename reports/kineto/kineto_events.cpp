@@ -25,10 +25,10 @@
 #include <unordered_set>
 
 #include "profiler/analysis/kernel_overlap.h"
-#include "reports/json_text.h"
-#include "reports/kineto_json.h"
-#include "reports/kineto_trace.h"
-#include "reports/trace_events.h"
+#include "reports/kineto/kineto_json.h"
+#include "reports/kineto/kineto_trace.h"
+#include "reports/trace/json_text.h"
+#include "reports/trace/trace_events.h"
 
 namespace ddpscope::reports::kineto {
 namespace {
@@ -147,18 +147,19 @@ class RankTrace {
   // Host calls of every collective; device spans of those timed without
   // kernel rows; the launchers of the rest kept for their kernels.
   void collectives() {
-    in_.reader.for_each_collective(
-        [&](const CollectiveRecord& c) {
-          Launcher l{c, backends_.gloo(c)};
-          if (step_tid_ < 0) step_tid_ = c.tid;
-          if (c.host_start_ns != kNoTime) {
-            collective_args(l);
-            out_.complete("cpu_op", op_name(l), host_pid_, c.tid, c.host_start_ns, c.host_end_ns);
-          }
-          if (!l.gloo && analysis::device_span_without_kernels(c)) device_event(l);
-          if (!l.gloo) launchers_.emplace(c.id, l);  // for its kernels, if it has some
-        },
-        "rank = " + std::to_string(p_.rank));
+    in_.reader.for_each_collective([&](const CollectiveRecord& c) { collective(c); },
+                                   "rank = " + std::to_string(p_.rank));
+  }
+
+  void collective(const CollectiveRecord& c) {
+    Launcher l{c, backends_.gloo(c)};
+    if (step_tid_ < 0) step_tid_ = c.tid;
+    if (c.host_start_ns != kNoTime) {
+      collective_args(l);
+      out_.complete("cpu_op", op_name(l), host_pid_, c.tid, c.host_start_ns, c.host_end_ns);
+    }
+    if (!l.gloo && analysis::device_span_without_kernels(c)) device_event(l);
+    if (!l.gloo) launchers_.emplace(c.id, l);  // for its kernels, if it has some
   }
 
   void device_event(const Launcher& l) {
@@ -219,17 +220,17 @@ class RankTrace {
 
   void host_spans() {
     std::string rank = "rank = " + std::to_string(p_.rank) + " AND start_ns IS NOT NULL";
-    in_.reader.for_each<RangeRecord>(
-        [&](const RangeRecord& r) {
-          if (!r.domain.empty()) out_.arg(text_arg("domain", r.domain));
-          out_.complete("user_annotation", r.name, host_pid_, r.tid, r.start_ns, r.end_ns);
-        },
-        rank);
-    in_.reader.for_each<SyncRecord>(
-        [&](const SyncRecord& s) {
-          out_.complete("cuda_runtime", name_of(s.call), host_pid_, s.tid, s.start_ns, s.end_ns);
-        },
-        rank);
+    in_.reader.for_each<RangeRecord>([&](const RangeRecord& r) { range(r); }, rank);
+    in_.reader.for_each<SyncRecord>([&](const SyncRecord& s) { sync(s); }, rank);
+  }
+
+  void range(const RangeRecord& r) {
+    if (!r.domain.empty()) out_.arg(text_arg("domain", r.domain));
+    out_.complete("user_annotation", r.name, host_pid_, r.tid, r.start_ns, r.end_ns);
+  }
+
+  void sync(const SyncRecord& s) {
+    out_.complete("cuda_runtime", name_of(s.call), host_pid_, s.tid, s.start_ns, s.end_ns);
   }
 
   void steps() {

@@ -1,7 +1,12 @@
-#include "reports/text_hangs.h"
+// Hangs and mismatches (profiler/analysis/hangs.cpp, docs/hangs.md): the
+// terminal's account, printed first, and JSON's `hangs` and `mismatches`.
+#include "reports/sections/hangs.h"
 
 #include <string>
 #include <vector>
+
+#include "reports/json_fields.h"
+#include "reports/sections/section.h"
 
 namespace ddpscope::reports {
 namespace {
@@ -62,6 +67,78 @@ void print_mismatch(const analysis::Mismatch& m, std::ostream& out) {
   out << "\n";
 }
 
+// --- JSON ---
+
+using json_fields::index_or_null;
+using json_fields::Json;
+using json_fields::num;
+using json_fields::text;
+
+Json to_json(const analysis::MissingRank& m) {
+  Json last;
+  if (m.last_seq >= 0)
+    last = {{"seq", m.last_seq},
+            {"op", text(name_of(m.last_op))},
+            {"bytes", m.last_bytes},
+            {"bucket", index_or_null(m.last_bucket)}};
+  return {{"rank", m.rank},
+          {"last_completed", last},
+          {"exit_code", m.exit_code >= 0 ? Json(m.exit_code) : Json()},
+          {"signal", m.signal > 0 ? Json(m.signal) : Json()},
+          {"ended", m.ended}};
+}
+
+Json stacks_json(const analysis::Hang& h) {
+  Json a = Json::array();
+  for (const auto& s : h.stacks)
+    a.push_back({{"rank", s.rank}, {"frames", s.frames}, {"user_frame", s.user_frame}});
+  return a;
+}
+
+Json to_json(const analysis::Hang& h) {
+  Json missing = Json::array();
+  for (const auto& m : h.missing) missing.push_back(to_json(m));
+  return {{"comm", std::to_string(h.comm_id)},
+          {"nranks", h.nranks},
+          {"seq", h.seq},
+          {"op", text(name_of(h.op))},
+          {"dtype", text(name_of(h.dtype))},
+          {"count", h.count},
+          {"bytes", h.bytes},
+          {"bucket", index_or_null(h.bucket)},
+          {"iteration", index_or_null(h.iteration)},
+          {"state", h.state.empty() ? Json() : Json(h.state)},
+          {"waiting_ranks", h.waiting_ranks},
+          {"missing_ranks", h.missing_ranks},
+          {"completed_ranks", h.completed_ranks},
+          {"waiting_since_s", num(h.waiting_since_s)},
+          {"waited_s", num(h.waited_s)},
+          {"missing", missing},
+          {"stacks", stacks_json(h)}};
+}
+
+Json to_json(const analysis::Mismatch& m) {
+  Json shapes = Json::array();
+  for (const auto& s : m.shapes)
+    shapes.push_back({{"ranks", s.ranks},
+                      {"op", text(name_of(s.op))},
+                      {"dtype", text(name_of(s.dtype))},
+                      {"count", s.count}});
+  return {{"comm", std::to_string(m.comm_id)}, {"seq", m.seq}, {"shapes", shapes}};
+}
+
+template <class T>
+Json array_of(const std::vector<T>& items) {
+  Json a = Json::array();
+  for (const auto& item : items) a.push_back(to_json(item));
+  return a;
+}
+
+void json_keys(const RunAnalysis& run, Json& report) {
+  report["hangs"] = array_of(run.hangs);
+  report["mismatches"] = array_of(run.mismatches);
+}
+
 }  // namespace
 
 void print_hangs(const analysis::RunAnalysis& run, std::ostream& out) {
@@ -75,5 +152,7 @@ void print_hangs(const analysis::RunAnalysis& run, std::ostream& out) {
   }
   if (!run.hangs.empty() || !run.mismatches.empty()) out << "\n";
 }
+
+Section hangs_section() { return {.name = "hangs", .text = print_hangs, .json = json_keys}; }
 
 }  // namespace ddpscope::reports

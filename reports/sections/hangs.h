@@ -1,6 +1,6 @@
 // The terminal's account of where a job stopped (hangs) and which ranks
-// called different collectives (mismatches): printed first, since a run
-// that has them is a run whose other figures matter less.
+// called different collectives (mismatches): the hangs section's text
+// (hangs.cpp), which `record --hang-after` prints while the job runs.
 #pragma once
 
 #include <ostream>

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "reports/trace_events.h"
+#include "reports/trace/trace_events.h"
 
 namespace ddpscope::reports::kineto {
 

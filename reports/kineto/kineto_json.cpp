@@ -1,9 +1,9 @@
-#include "reports/kineto_json.h"
+#include "reports/kineto/kineto_json.h"
 
 #include <algorithm>
 
 #include "profiler/core/records.h"
-#include "reports/json_text.h"
+#include "reports/trace/json_text.h"
 
 namespace ddpscope::reports::kineto {
 

@@ -1,9 +1,10 @@
-// The pieces of the HTML report (reports/html.cpp puts them together). Text
+// The pieces of the HTML report (html.cpp puts them together). Text
 // sections are rendered here in C++, already escaped, so the page reads well
 // even with scripts off; charts are drawn in the browser from one JSON blob.
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -36,10 +37,15 @@ void write_header(const analysis::RunAnalysis& run, std::ostream& out);
 void write_cards(const analysis::RunAnalysis& run, std::ostream& out);
 void write_recommendations(const analysis::RunAnalysis& run, std::ostream& out);
 
-// --- html_tables.cpp: iterations, ranks, ops ---
+// --- html_tables.cpp: iterations, ops, and the helpers of every table ---
 void write_iteration_table(const analysis::RunAnalysis& run, std::ostream& out);
-void write_rank_table(const analysis::RunAnalysis& run, std::ostream& out);
 void write_op_table(const analysis::RunAnalysis& run, std::ostream& out);
+// A table's start (header cells "host", "op" and "timing" align left) and
+// end, with a note when `shown` < `total` rows.
+void table_head(std::ostream& out, std::initializer_list<const char*> columns);
+void table_end(std::ostream& out, size_t shown, size_t total, const char* what);
+void cell(std::ostream& out, const std::string& text);       // a number: aligned right
+void text_cell(std::ostream& out, const std::string& text);  // a name: aligned left
 
 // --- inline assets, in page order: html_style.cpp, and reports/html/*.js
 // embedded at build time by reports/html/embed.cmake (each script's text

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "reports/html_parts.h"
+#include "reports/html/html_parts.h"
 
 namespace ddpscope::reports::html {
 

@@ -1,6 +1,6 @@
 // The walk over a run that both trace formats share: which track each row of
 // the database lands on, and the slice and args it becomes.
-#include "reports/trace_events.h"
+#include "reports/trace/trace_events.h"
 
 #include <charconv>
 #include <map>

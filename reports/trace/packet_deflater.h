@@ -13,7 +13,7 @@
 #include <ostream>
 #include <thread>
 
-#include "reports/proto_wire.h"
+#include "reports/trace/proto_wire.h"
 
 namespace ddpscope::reports::proto {
 

@@ -8,8 +8,8 @@
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/input_error.h"
 #include "reports/renderer.h"
-#include "reports/trace_events.h"
-#include "reports/trace_writers.h"
+#include "reports/trace/trace_events.h"
+#include "reports/trace/trace_writers.h"
 
 namespace ddpscope::reports {
 namespace {

@@ -27,10 +27,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "reports/packet_deflater.h"
-#include "reports/proto_wire.h"
-#include "reports/trace_events.h"
-#include "reports/trace_writers.h"
+#include "reports/trace/packet_deflater.h"
+#include "reports/trace/proto_wire.h"
+#include "reports/trace/trace_events.h"
+#include "reports/trace/trace_writers.h"
 
 namespace ddpscope::reports::trace {
 namespace {

@@ -1,11 +1,7 @@
 // The Kineto renderer: the directory's checks, and one trace per rank written
 // all-or-nothing (kineto_events.cpp writes each).
-#include "reports/kineto_trace.h"
+#include "reports/kineto/kineto_trace.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -13,7 +9,8 @@
 
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/input_error.h"
-#include "reports/trace_events.h"
+#include "reports/formats.h"
+#include "reports/trace/trace_events.h"
 
 namespace fs = std::filesystem;
 
@@ -40,20 +37,9 @@ std::string foreign_trace(const std::string& dir, const std::set<int>* ranks) {
 }
 
 void check_dir(const std::string& dir, const std::set<int>* ranks) {
-  if (dir.empty()) throw InputError("--kineto: the output directory is empty");
+  check_output_dir(dir, "the Kineto traces are one file per rank", /*parents=*/false);
   std::error_code ec;
-  fs::path where = dir;
-  if (!fs::exists(where, ec)) {
-    fs::path parent = where.parent_path().empty() ? "." : where.parent_path();
-    if (!fs::is_directory(parent, ec))
-      throw InputError(dir, "cannot create: the directory " + parent.string() + " does not exist");
-    where = parent;
-  } else if (!fs::is_directory(where, ec)) {
-    throw InputError(dir, "not a directory (the Kineto traces are one file per rank)");
-  }
-  if (access(where.c_str(), W_OK | X_OK) != 0)
-    throw InputError(dir, "cannot write in " + where.string() + " (" + strerror(errno) + ")");
-  if (where != fs::path(dir)) return;  // not there yet: nothing foreign in it
+  if (!fs::is_directory(dir, ec)) return;  // not there yet: nothing foreign in it
   std::string other = foreign_trace(dir, ranks);
   if (!other.empty())
     throw InputError(dir, "holds " + other +

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "reports/json_text.h"
-#include "reports/trace_events.h"
-#include "reports/trace_writers.h"
+#include "reports/trace/json_text.h"
+#include "reports/trace/trace_events.h"
+#include "reports/trace/trace_writers.h"
 
 namespace ddpscope::reports::trace {
 namespace {

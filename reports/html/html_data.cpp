@@ -6,7 +6,8 @@
 #include <map>
 #include <set>
 
-#include "reports/html_parts.h"
+#include "reports/html/html_parts.h"
+#include "reports/sections/section.h"
 
 namespace ddpscope::reports::html {
 namespace {
@@ -82,48 +83,17 @@ json size_class_data(const analysis::RunAnalysis& run) {
   return out;
 }
 
-// Rank x iteration lateness, binned when the run is large: a bin is the mean
-// over its iterations and the max over its ranks, so a straggler stays visible.
-json heatmap_data(const analysis::RunAnalysis& run) {
-  const auto& m = run.lateness;
-  size_t ranks = m.size(), iters = 0;
-  for (const auto& row : m) iters = std::max(iters, row.size());
-  if (ranks == 0 || iters == 0) return {{"ranks", 0}, {"iters", 0}, {"cells", json::array()}};
-  size_t rank_step = (ranks + 511) / 512;
-  size_t rows = (ranks + rank_step - 1) / rank_step;
-  size_t max_cols = std::clamp<size_t>(kMaxHeatmapCells / rows, 10, 400);
-  size_t iter_step = (iters + max_cols - 1) / max_cols;
-  size_t cols = (iters + iter_step - 1) / iter_step;
-  json cells = json::array();
-  for (size_t r0 = 0; r0 < ranks; r0 += rank_step) {
-    json row = json::array();
-    for (size_t c = 0; c < cols; ++c) {
-      double worst = NAN;
-      for (size_t r = r0; r < std::min(ranks, r0 + rank_step); ++r) {
-        double sum = 0;
-        int n = 0;
-        for (size_t i = c * iter_step; i < std::min(m[r].size(), (c + 1) * iter_step); ++i) {
-          if (std::isfinite(m[r][i])) sum += m[r][i], ++n;
-        }
-        if (n && !(sum / n <= worst)) worst = sum / n;
-      }
-      row.push_back(std::isfinite(worst) ? json(rounded(worst, 3)) : json(nullptr));
-    }
-    cells.push_back(row);
-  }
-  return {{"ranks", ranks},
-          {"iters", iters},
-          {"rank_step", rank_step},
-          {"iter_step", iter_step},
-          {"cells", cells}};
-}
-
 }  // namespace
 
 json chart_data(const analysis::RunAnalysis& run) {
-  return {{"iterations", run.iterations.count}, {"iteration_count", run.iteration_list.size()},
-          {"timeline", timeline_data(run)},     {"buckets", bucket_data(run)},
-          {"sizes", size_class_data(run)},      {"heatmap", heatmap_data(run)}};
+  json data = {{"iterations", run.iterations.count},
+               {"iteration_count", run.iteration_list.size()},
+               {"timeline", timeline_data(run)},
+               {"buckets", bucket_data(run)},
+               {"sizes", size_class_data(run)}};
+  for (const auto& section : sections())
+    if (section.chart_data) section.chart_data(run, data);
+  return data;
 }
 
 }  // namespace ddpscope::reports::html

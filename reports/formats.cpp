@@ -1,0 +1,58 @@
+#include "reports/formats.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "profiler/core/atomic_file.h"
+#include "profiler/core/input_error.h"
+#include "reports/kineto/kineto_trace.h"
+
+namespace fs = std::filesystem;
+
+namespace ddpscope::reports {
+
+const std::vector<ReportFormat>& report_formats() {
+  static const std::vector<ReportFormat> formats = {
+      {"--html", "write a self-contained HTML report", make_html_renderer, core::check_output_path},
+      {"--csv", "write one CSV file per table into this directory", make_csv_renderer,
+       check_csv_dir},
+      {"--json", "write the analysis as JSON (docs/analysis.md)", make_json_renderer,
+       core::check_output_path},
+      {"--trace",
+       "write a trace for ui.perfetto.dev: Perfetto protobuf if the name ends in .pftrace, "
+       ".perfetto-trace or .pb, Chrome trace-event JSON if .json; any other name is protobuf "
+       "when the run has more than " +
+           std::to_string(kJsonTraceMaxRows) + " event rows (docs/trace.md)",
+       make_trace_renderer, core::check_output_path},
+      {"--kineto",
+       "write one PyTorch-profiler (Kineto) trace per rank into this directory, for HTA "
+       "(Holistic Trace Analysis): DIR/rank-<R>.json (docs/trace.md)",
+       make_kineto_renderer, check_kineto_dir},
+  };
+  return formats;
+}
+
+void check_output_dir(const std::string& dir, const std::string& layout, bool parents) {
+  if (dir.empty()) throw InputError("an output directory is empty");
+  std::error_code ec;
+  fs::path where = dir;
+  if (fs::exists(where, ec) && !fs::is_directory(where, ec))
+    throw InputError(dir, "not a directory (" + layout + ")");
+  // Where the directory will be made: its parent, or with `parents` its
+  // nearest existing ancestor.
+  while (!fs::exists(where, ec)) {
+    fs::path parent = where.parent_path().empty() ? "." : where.parent_path();
+    if (!parents && !fs::is_directory(parent, ec))
+      throw InputError(dir, "cannot create: the directory " + parent.string() + " does not exist");
+    where = parent;
+  }
+  if (!fs::is_directory(where, ec))
+    throw InputError(dir, "cannot create: " + where.string() + " is not a directory");
+  if (access(where.c_str(), W_OK | X_OK) != 0)
+    throw InputError(dir, "cannot write in " + where.string() + " (" + strerror(errno) + ")");
+}
+
+}  // namespace ddpscope::reports

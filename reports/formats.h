@@ -1,0 +1,36 @@
+// The file formats `ddpscope report` writes, one entry each: its flag and
+// help line, its renderer, and the check of its output. The CLI declares one
+// flag per entry (in this order, which is report --help's), checks every
+// output it was given before the analysis, and writes them in this order.
+// Adding a format is its renderer (a file or folder here, its make_*_renderer
+// in renderer.h) and one entry in formats.cpp (docs/architecture.md).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reports/renderer.h"
+
+namespace ddpscope::reports {
+
+struct ReportFormat {
+  const char* flag;  // "--html"
+  std::string help;  // its line in report --help
+  std::unique_ptr<Renderer> (*make)();
+  // Throws InputError (exit 2), one line naming the target and what is wrong
+  // with it, when the target cannot take the output: called before the
+  // analysis so a typo costs nothing; the renderer checks again as it writes.
+  void (*check)(const std::string& target);
+};
+
+const std::vector<ReportFormat>& report_formats();
+
+// The check of an output that is a directory of files (CSV, Kineto): a
+// directory we can write in, or a new one the renderer can create: in an
+// existing, writable directory, or with `parents` (CSV, which makes missing
+// parents too) under one. `layout` says why it must be a directory, e.g.
+// "CSV output is one file per table".
+void check_output_dir(const std::string& dir, const std::string& layout, bool parents);
+
+}  // namespace ddpscope::reports
