@@ -1,5 +1,5 @@
 // What watching a running job costs `record` (its live line and
-// --metrics-file, analysis/live_watch.h): refreshes of the live window over
+// --metrics-file, record/live_view.h): refreshes of the live window over
 // the rank files in DIR, as record's process makes them. The first refresh
 // reads every row the files hold (a watcher that starts late); the next ones
 // find nothing new, the floor of a refresh: opening every file, the window's
@@ -8,8 +8,6 @@
 //
 //   bench_live_watch --dir DIR [--window S] [--refreshes N]
 //   (DIR from bench_gen_rank_files; bench/live_watch.sh does both)
-#include "profiler/analysis/live_watch.h"
-
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,6 +21,7 @@
 
 #include "profiler/store/merge.h"
 #include "profiler/store/sqlite.h"
+#include "record/live_view.h"
 
 using namespace ddpscope;
 
@@ -63,7 +62,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   int64_t now = job_end_ns(dir);
-  analysis::LiveWatch watch(dir, window_s, dir + "/.bench-live.db");
+  record::LiveView watch(dir, window_s, dir + "/.bench-live.db");
   std::vector<double> steady;
   for (int i = 0; i < refreshes; ++i) {
     const auto& live = watch.refresh(now);

@@ -6,7 +6,7 @@
 #include "cli/progress_line.h"
 #include "profiler/core/input_error.h"
 #include "profiler/core/progress.h"
-#include "profiler/core/record_env.h"
+#include "record/environment.h"
 
 namespace {
 
@@ -24,7 +24,7 @@ void refuse_empty_values(const CLI::App& command) {
 
 int main(int argc, char** argv) {
   CLI::App app{"ddpscope: profile the communication of data-parallel training jobs"};
-  app.footer(ddpscope::core::ddpscope_environment_help());
+  app.footer(ddpscope::record::ddpscope_environment_help());
   app.require_subcommand(1);
   app.set_version_flag("--version", DDPSCOPE_VERSION);
   std::vector<std::pair<CLI::App*, ddpscope::cli::Run>> commands;

@@ -1,10 +1,10 @@
 // `ddpscope tune`: replay a DDP gradient workload over bucket sizes and
 // backends, measure each setting on real ranks, recommend one.
 //
-// The sweep itself is the tuner library's (tuner/sweep_launch.h); this file
-// only declares the flags.
+// The run, in each of its roles, is the tuner library's (tuner/tune_run.h);
+// this file only declares the flags.
 #include "cli/commands.h"
-#include "cli/tune_run.h"
+#include "tuner/tune_run.h"
 
 namespace ddpscope::cli {
 namespace {
@@ -27,7 +27,7 @@ void add_model_options(CLI::App* tune, tuner::ModelOptions& m) {
 }  // namespace
 
 Run add_tune(CLI::App& app) {
-  auto a = std::make_shared<TuneArgs>();
+  auto a = std::make_shared<tuner::TuneOptions>();
   auto* sub = app.add_subcommand("tune", "replay a DDP gradient workload and recommend settings");
   sub->add_option("--workload", a->workload, "RUN.db | preset:NAME | FILE.json")
       ->capture_default_str();
@@ -60,7 +60,7 @@ Run add_tune(CLI::App& app) {
       "in site-packages/nvidia/nccl/lib/), else libnccl.so.2, and one GPU per rank.");
   return [a, nproc] {
     a->nproc_given = nproc->count() > 0;
-    return run_tune(*a);
+    return tuner::run_tune(*a);
   };
 }
 

@@ -1,48 +1,42 @@
-// Watching a recording while the job runs (`record --hang-after S`): a job
-// whose ranks have collectives in flight and none of which completed a
-// collective for S seconds is stuck. Reads the rank files read-only, a few
-// rows each (the newest collectives, the inflight table, the process row),
-// never blocking their writers (SQLite WAL readers; a file on a network file
-// system, written under an exclusive lock, is skipped: docs/hangs.md).
-// Then the stuck ranks are asked for their Python stacks, and the run so far
-// is analysed for the diagnosis (hangs.h).
+// Whether a job is stuck, from a glance at each of its rank files while it
+// runs (`record --hang-after S`): a job whose ranks have collectives in
+// flight and none of which completed a collective for S seconds is stuck.
+// The glances come from record's one reader of the rank files
+// (record/window.h); what record does then (the ranks' Python stacks, the
+// diagnosis of the run so far, stopping the job) is record's
+// (record/watchers.h).
 #pragma once
 
+#include <climits>
+#include <cstdint>
 #include <string>
-
-#include "profiler/analysis/run_analysis.h"
+#include <vector>
 
 namespace ddpscope::analysis {
 
-// The signal on which a rank's Python start-up hook dumps its stacks
-// (DDPSCOPE_STACK_SIGNAL): a real-time one no job uses by accident, sent only
-// to processes whose hook registered for it.
-int stack_signal();
+// A few rows of one rank file, on the wall clock (its monotonic times moved
+// by its clock offset).
+struct RankGlance {
+  int64_t pid = 0;
+  std::string host;
+  int64_t last_end_wall = INT64_MIN;        // its newest completed collective
+  int64_t first_inflight_wall = INT64_MAX;  // its oldest collective in flight
+  int inflight = 0;
+};
 
 class HangWatch {
  public:
-  HangWatch(std::string dir, double after_s) : dir_(std::move(dir)), after_s_(after_s) {}
-  // One look at the rank files: true when some rank has a collective in
-  // flight and no rank completed one for after_s seconds (both on the wall
-  // clock, each rank's monotonic times moved by its clock offset).
-  bool stuck();
+  explicit HangWatch(double after_s) : after_s_(after_s) {}
+  // One look: true when some rank has a collective in flight and no rank
+  // completed one for after_s seconds before `now_wall_ns`.
+  bool stuck(const std::vector<RankGlance>& ranks, int64_t now_wall_ns);
   double stalled_s() const { return stalled_s_; }  // at the last stuck() that said true
   int waiting_ranks() const { return waiting_; }
 
  private:
-  std::string dir_;
   double after_s_;
   double stalled_s_ = 0;
   int waiting_ = 0;
 };
-
-// Sends `signal` to each rank process of this host whose start-up hook
-// registered for it (DIR/stacks-<pid>.txt exists), then waits up to
-// `wait_ms` for their dumps. Returns how many were asked.
-int request_stacks(const std::string& dir, int signal, int wait_ms = 2000);
-
-// The run so far: the rank files merged into a scratch database (removed
-// after), with what record knew beside them, and analysed.
-RunAnalysis analyse_so_far(const std::string& dir);
 
 }  // namespace ddpscope::analysis

@@ -1,7 +1,6 @@
 #include "profiler/analysis/live_watch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 
 #include "profiler/analysis/analyze.h"
@@ -9,9 +8,6 @@
 #include "profiler/store/run_filter.h"
 
 namespace ddpscope::analysis {
-
-LiveWatch::LiveWatch(const std::string& dir, double window_s, const std::string& scratch)
-    : window_(dir, scratch), window_ns_(int64_t(window_s * 1e9)) {}
 
 // A step counts once it is complete (the next one began, or the job ended)
 // and its start is past the last one counted. The first step of a rank in the window may have
@@ -33,16 +29,11 @@ void LiveWatch::count_steps(int64_t run_start_ns, bool ended) {
   }
 }
 
-const LiveFigures& LiveWatch::refresh(int64_t now_wall_ns, bool ended) {
-  auto began = std::chrono::steady_clock::now();
-  figures_.since_ns = now_wall_ns - window_ns_;
+LiveFigures& LiveWatch::analyse(store::RunReader& window, int64_t now_wall_ns, bool ended) {
+  figures_.since_ns = since(now_wall_ns);
   figures_.until_ns = now_wall_ns;
-  auto seen = window_.refresh(figures_.since_ns);
-  figures_.files = seen.files;
-  figures_.unreadable = seen.unreadable;
-  store::RunReader reader(window_.path());
-  figures_.window = analyze_run(reader);
-  count_steps(store::run_start_ns(reader), ended);
+  figures_.window = analyze_run(window);
+  count_steps(store::run_start_ns(window), ended);
 
   // Each rank's steady steps' exposed time, in one pass over the window.
   std::map<int, std::vector<double>> exposed;
@@ -57,8 +48,6 @@ const LiveFigures& LiveWatch::refresh(int64_t now_wall_ns, bool ended) {
     figures_.steps = std::min(figures_.steps, live.steps);
     figures_.ranks.push_back(std::move(live));
   }
-  figures_.refresh_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
   return figures_;
 }
 

@@ -1,9 +1,7 @@
 // Watching a job while it runs (`record`'s live line and --metrics-file):
-// the report's own analysis over a sliding window of the rank files
-// (store/window.h), refreshed on demand, plus what a window alone cannot
-// tell — how many steps each rank completed since the job began. It lives in
-// record's process, never in the ranks, and reads each rank file's new rows
-// only.
+// the report's own analysis over a sliding window of the rank files (kept by
+// record: record/window.h, record/live_view.h), plus what a window alone
+// cannot tell — how many steps each rank completed since the job began.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +10,7 @@
 #include <vector>
 
 #include "profiler/analysis/run_analysis.h"
-#include "profiler/store/window.h"
+#include "profiler/store/reader.h"
 
 namespace ddpscope::analysis {
 
@@ -38,17 +36,19 @@ struct LiveFigures {
 
 class LiveWatch {
  public:
-  // `scratch`: a private path for the window database (store/window.h).
-  LiveWatch(const std::string& dir, double window_s, const std::string& scratch);
-  // One look at the rank files, the window ending at `now_wall_ns`.
-  // `ended`: the job is over, so each rank's last step is complete too.
-  const LiveFigures& refresh(int64_t now_wall_ns, bool ended = false);
+  explicit LiveWatch(double window_s) : window_ns_(int64_t(window_s * 1e9)) {}
+  // Where the window begins when it ends at `now_wall_ns`.
+  int64_t since(int64_t now_wall_ns) const { return now_wall_ns - window_ns_; }
+  // One look at the window (the rank files' rows from since(now) on, every
+  // rank on the wall timeline), ending at `now_wall_ns`. `ended`: the job is
+  // over, so each rank's last step is complete too. What the look at the
+  // files saw and cost (files, unreadable, refresh_ms) is the caller's to fill.
+  LiveFigures& analyse(store::RunReader& window, int64_t now_wall_ns, bool ended);
   const LiveFigures& last() const { return figures_; }
 
  private:
   void count_steps(int64_t run_start_ns, bool ended);
 
-  store::RecordingWindow window_;
   int64_t window_ns_;
   std::map<int, uint64_t> steps_;         // by rank
   std::map<int, int64_t> counted_up_to_;  // by rank: the start of its last counted step

@@ -34,7 +34,7 @@ struct TableSpec {
   int since_version = 1;  // the schema version that added it: older files lack it
   // The writer only appends to it (no row changes once written): a reader
   // following a live rank file reads just the rows past the last it read
-  // (store/window.h). processes, comms and inflight are rewritten.
+  // (record/window.h). processes, comms and inflight are rewritten.
   bool appended = true;
 };
 

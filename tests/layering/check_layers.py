@@ -15,7 +15,7 @@ import re
 import sys
 import tempfile
 
-LAYERS = ("profiler", "injector", "tuner", "reports", "cli")
+LAYERS = ("profiler", "injector", "tuner", "reports", "record", "cli")
 
 # module -> modules it may include (besides itself). `injector/<source>`
 # stands for every capture source module under injector/ but the runtime.
@@ -28,8 +28,10 @@ RULES = {
     "injector/<source>": {"injector/runtime", "profiler/core", "profiler/store"},
     "tuner": {"profiler/core", "profiler/store", "profiler/analysis", "profiler/regression"},
     "reports": {"profiler/core", "profiler/store", "profiler/analysis", "profiler/regression"},
+    "record": {"profiler/core", "profiler/store", "profiler/analysis", "profiler/regression",
+               "reports"},
     "cli": {"profiler/core", "profiler/store", "profiler/analysis", "profiler/regression",
-            "reports", "tuner"},
+            "reports", "record", "tuner"},
 }
 
 # vendor header pattern -> modules where it may appear
@@ -102,7 +104,13 @@ def self_test():
         "tuner/sweep.cpp": "#include <nccl.h>\n",
         "injector/nvtx/fine.cpp": '#include <nvtx3/nvToolsExt.h>\n#include "injector/runtime/log.h"\n',
         "tuner/backends/fine.cpp": "#include <mpi.h>\n#include <gloo/allreduce.h>\n",
-        "cli/fine.cpp": '#include "reports/renderer.h"\n#include "tuner/sweep.h"\n',
+        "cli/fine.cpp": '#include "reports/renderer.h"\n#include "tuner/sweep.h"\n'
+                        '#include "record/record.h"\n',
+        "record/fine.cpp": '#include "reports/live.h"\n#include "profiler/store/merge.h"\n',
+        "record/sideways.cpp": '#include "tuner/sweep.h"\n',
+        "record/up.cpp": '#include "cli/commands.h"\n',
+        "reports/back.cpp": '#include "record/watchers.h"\n',
+        "profiler/analysis/back.cpp": '#include "record/window.h"\n',
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in planted.items():
@@ -111,7 +119,8 @@ def self_test():
                 f.write(text)
         found = {p.split(":")[0] for p in check_tree(root)}
     want = {"profiler/store/bad.cpp", "profiler/core/gpu.cpp", "injector/nccl/cross.cpp",
-            "reports/up.cpp", "tuner/sweep.cpp"}
+            "reports/up.cpp", "tuner/sweep.cpp", "record/sideways.cpp", "record/up.cpp",
+            "reports/back.cpp", "profiler/analysis/back.cpp"}
     if found != want:
         print(f"check_layers self-test: flagged {sorted(found)}, want {sorted(want)}")
         return 1

@@ -1,8 +1,8 @@
 // When `record` looks at the rank files while the job runs, and what it does
-// with each look (analysis/live_watch.h): the live line, to whoever draws it
-// (a terminal's last row, or plain lines on a pipe), and the metrics file,
-// rewritten atomically (core/atomic_file.h) so a scraper never reads half.
-// One look serves both when both are due.
+// with each look (live_view.h): the live line (reports/live.h), to whoever
+// draws it (a terminal's last row, or plain lines on a pipe), and the metrics
+// file, rewritten atomically (core/atomic_file.h) so a scraper never reads
+// half. One look serves both when both are due.
 #pragma once
 
 #include <chrono>
@@ -10,10 +10,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "profiler/analysis/live_watch.h"
+#include "record/live_view.h"
 
-namespace ddpscope::reports {
+namespace ddpscope::record {
 
 // `record`'s flags for it (docs/watching.md).
 struct LiveOptions {
@@ -33,8 +34,10 @@ class LivePublisher {
   // recording's folder, whose name is the metrics' job label.
   static std::unique_ptr<LivePublisher> make(const std::string& dir, const LiveOptions& options,
                                              bool on_terminal, LineSink line);
-  // Called often: looks at the rank files when the line or the file is due.
-  void tick();
+  // Called often: looks at the rank files when the line or the file is due;
+  // true when it looked (then glances() are this look's).
+  bool tick();
+  const std::vector<analysis::RankGlance>& glances() const { return view_.glances(); }
   // The job ended: one last look, and the metrics file of the whole job.
   void finish();
 
@@ -43,7 +46,7 @@ class LivePublisher {
                 LineSink line);
   void write_metrics();
 
-  analysis::LiveWatch watch_;
+  LiveView view_;
   LiveOptions options_;
   double line_every_s_;
   LineSink line_;
@@ -52,4 +55,4 @@ class LivePublisher {
   double next_line_s_ = 0, next_metrics_s_ = 0;
 };
 
-}  // namespace ddpscope::reports
+}  // namespace ddpscope::record

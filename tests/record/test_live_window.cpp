@@ -1,18 +1,19 @@
-// The live window over rank files still being written (profiler/store/window.h,
-// profiler/analysis/live_watch.h): each refresh copies only what a file
+// The live window over rank files still being written (record/window.h,
+// record/live_view.h): each refresh copies only what a file
 // gained, rewritten tables replace their rows, old events slide out, and a
 // file that cannot be read yet is read at the next refresh.
 #include <catch2/catch.hpp>
 #include <fstream>
 
 #include "profiler/store/sqlite.h"
-#include "profiler/store/window.h"
 #include "profiler/store/writer.h"
+#include "record/window.h"
 #include "tests/support/records.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;
 using namespace ddpscope::store;
+using ddpscope::record::RecordingWindow;
 
 namespace {
 

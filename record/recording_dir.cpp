@@ -1,4 +1,4 @@
-#include "profiler/store/recording_dir.h"
+#include "record/recording_dir.h"
 
 #include <unistd.h>
 
@@ -13,17 +13,17 @@
 
 namespace fs = std::filesystem;
 
-namespace ddpscope::store {
+namespace ddpscope::record {
 namespace {
 
 void merge_now(const std::string& dir, const std::vector<std::string>& files, std::ostream& log) {
-  if (!claim_merge(dir)) {
+  if (!store::claim_merge(dir)) {
     log << "ddpscope: another host is merging " << dir << "\n";
     return;
   }
   std::string out = (fs::path(dir) / "run.db").string();
   try {
-    auto s = merge_rank_files(files, out, read_launch_account(dir));
+    auto s = store::merge_rank_files(files, out, store::read_launch_account(dir));
     log << "ddpscope: recorded " << s.ranks << (s.ranks == 1 ? " rank, " : " ranks, ")
         << s.collectives << " collectives -> " << out;
     if (s.dropped_events) log << " (" << s.dropped_events << " events dropped)";
@@ -50,7 +50,7 @@ void check_recording_dir(const std::string& dir) {
   if (!fs::exists(dir, ec)) return;
   if (!fs::is_directory(dir, ec)) throw InputError(dir + ": exists and is not a directory");
   if (fs::exists(fs::path(dir) / "run.db") || fs::exists(fs::path(dir) / ".merge-claim") ||
-      holds_finished_rank_file(dir, rank_env::host_name()))
+      store::holds_finished_rank_file(dir, rank_env::host_name()))
     throw InputError(dir + ": already holds a recording; choose another -o or remove it");
 }
 
@@ -61,16 +61,16 @@ bool prepare_recording_dir(const std::string& dir) {
 }
 
 void merge_recording(const std::string& dir, int nproc, std::ostream& log) {
-  auto done = check_completion(dir, rank_env::host_name());
+  auto done = store::check_completion(dir, rank_env::host_name());
   if (done.files.empty()) {
     log << "ddpscope: nothing recorded (the command made no NCCL, Gloo, CUDA wait or NVTX calls)\n";
     return;
   }
   if (nproc > 0) {
-    if (auto missing = ranks_without_file(dir, nproc); !missing.empty())
+    if (auto missing = store::ranks_without_file(dir, nproc); !missing.empty())
       log << "ddpscope: no file from rank" << (missing.size() > 1 ? "s " : " ")
-          << rank_list(missing) << " of " << nproc << "; merging the others\n";
-    merge_now(dir, find_rank_files(dir), log);
+          << store::rank_list(missing) << " of " << nproc << "; merging the others\n";
+    merge_now(dir, store::find_rank_files(dir), log);
     return;
   }
   if (!done.complete) {
@@ -86,11 +86,11 @@ void merge_recording(const std::string& dir, int nproc, std::ostream& log) {
 void finish_recording(const std::string& dir, int nproc, const std::vector<RankExitRecord>& ends,
                       std::ostream& log) {
   if (nproc > 0) try {
-      write_rank_exits(dir, ends);
+      store::write_rank_exits(dir, ends);
     } catch (const std::exception& e) {
       log << "ddpscope: cannot keep how the ranks ended: " << e.what() << "\n";
     }
   merge_recording(dir, nproc, log);
 }
 
-}  // namespace ddpscope::store
+}  // namespace ddpscope::record

@@ -1,5 +1,8 @@
-// A sliding window over the rank files of a recording in progress, for
-// watching a job while it runs (`record`'s live line and metrics file).
+// record's one reader of the rank files of a recording in progress: every
+// look attaches each rank file read-only once, takes the hang watch's glance
+// at it (profiler/analysis/hang_watch.h: its process row, newest collectives,
+// collectives in flight) and, for the live view (`record`'s live line and
+// metrics file), copies its new rows into a sliding window.
 //
 // Each refresh copies from every rank file only the rows it gained since the
 // last refresh (by rowid: the writer only appends to its event tables;
@@ -19,16 +22,24 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "profiler/analysis/hang_watch.h"
 #include "profiler/store/sqlite.h"
 
-namespace ddpscope::store {
+namespace ddpscope::record {
 
 struct WindowRefresh {
   int files = 0;       // rank files in the directory
   int unreadable = 0;  // of which locked or being created now
   int64_t rows = 0;    // rows copied by this refresh
+  // The glance at each rank file that could be read now (the hang watch's).
+  std::vector<analysis::RankGlance> ranks;
 };
+
+// A look without a window: the glance at each rank file of `dir` that can be
+// read now, attached to a database in memory.
+std::vector<analysis::RankGlance> glance_rank_files(const std::string& dir);
 
 class RecordingWindow {
  public:
@@ -39,8 +50,8 @@ class RecordingWindow {
   RecordingWindow(const RecordingWindow&) = delete;
   RecordingWindow& operator=(const RecordingWindow&) = delete;
 
-  // Reads what the rank files gained, then drops the events that started
-  // before `since_wall_ns`.
+  // Glances at every rank file and reads what it gained, then drops the
+  // events that started before `since_wall_ns`.
   WindowRefresh refresh(int64_t since_wall_ns);
   const std::string& path() const { return scratch_; }
 
@@ -53,15 +64,16 @@ class RecordingWindow {
     std::map<std::string, int64_t> last_rowid;  // per appended table
   };
   // False when the file cannot be read now.
-  bool take(const std::string& file, Source& source, int64_t& rows);
+  bool look_at(const std::string& file, Source& source, WindowRefresh& seen);
+  bool take(Source& source, int64_t& rows);
   bool inspect(Source& source);
   void write_meta();
   void drop_before(int64_t since_wall_ns);
 
   std::string dir_, scratch_;
-  std::unique_ptr<Connection> db_;
+  std::unique_ptr<store::Connection> db_;
   std::map<std::string, Source> sources_;  // by rank file path
   bool meta_written_ = false;
 };
 
-}  // namespace ddpscope::store
+}  // namespace ddpscope::record

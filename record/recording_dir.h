@@ -10,7 +10,7 @@
 
 #include "profiler/core/records.h"
 
-namespace ddpscope::store {
+namespace ddpscope::record {
 
 // ddpscope-<YYYYmmdd-HHMMSS> in local time.
 std::string default_recording_dir();
@@ -31,8 +31,8 @@ bool prepare_recording_dir(const std::string& dir);
 void merge_recording(const std::string& dir, int nproc, std::ostream& log);
 
 // After the job: with `nproc` > 0 keeps how each rank ended
-// (launch_account.h), then merge_recording.
+// (profiler/store/launch_account.h), then merge_recording.
 void finish_recording(const std::string& dir, int nproc, const std::vector<RankExitRecord>& ends,
                       std::ostream& log);
 
-}  // namespace ddpscope::store
+}  // namespace ddpscope::record

@@ -1,4 +1,4 @@
-#include "profiler/core/record_env.h"
+#include "record/environment.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ddpscope::core {
+namespace ddpscope::record {
 namespace {
 
 // The Python start-up hook's folder (holding sitecustomize.py), beside the
@@ -39,7 +39,7 @@ std::string find_injector() {
 
 // Python imports sitecustomize from the first folder on its path that has one:
 // ours goes first and then loads the one it hides (Debian's, or the user's).
-void attach_python_hook(LaunchSpec& spec, const std::string& injector) {
+void attach_python_hook(core::LaunchSpec& spec, const std::string& injector) {
   std::string dir = find_python_hook(injector);
   if (dir.empty()) {
     std::cerr << "ddpscope: the Python start-up hook is missing next to the injector; DDP "
@@ -54,7 +54,7 @@ void attach_python_hook(LaunchSpec& spec, const std::string& injector) {
 // (>= 2.23) its profiler plugin from NCCL_PROFILER_PLUGIN
 // (docs/nccl_plugin.md). A tool the user chose already (Nsight, say) keeps
 // the slot.
-void attach_tool(LaunchSpec& spec, const char* var, const std::string& injector,
+void attach_tool(core::LaunchSpec& spec, const char* var, const std::string& injector,
                  const char* missed) {
   const char* theirs = getenv(var);
   if (theirs && *theirs) {
@@ -91,12 +91,12 @@ std::string ddpscope_environment_help() {
          "record --help lists the injector's own variables.\n";
 }
 
-void preload_injector(LaunchSpec& spec, const std::string& injector, const std::string& out_dir,
-                      int flush_ms) {
+void preload_injector(core::LaunchSpec& spec, const std::string& injector,
+                      const std::string& out_dir, int flush_ms) {
   const char* old = getenv("LD_PRELOAD");
   spec.env["LD_PRELOAD"] = injector + (old && *old ? ":" + std::string(old) : "");
   spec.env["DDPSCOPE_OUT"] = out_dir;
   spec.env["DDPSCOPE_FLUSH_MS"] = std::to_string(flush_ms);
 }
 
-}  // namespace ddpscope::core
+}  // namespace ddpscope::record

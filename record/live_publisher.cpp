@@ -1,4 +1,4 @@
-#include "reports/live_publisher.h"
+#include "record/live_publisher.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ddpscope::reports {
+namespace ddpscope::record {
 
 void LiveOptions::check() const {
   if (line_every_s && !(*line_every_s >= 0 && *line_every_s <= 86400))
@@ -37,42 +37,44 @@ std::unique_ptr<LivePublisher> LivePublisher::make(const std::string& dir,
 // never mistaken for a rank file of the recording.
 LivePublisher::LivePublisher(const std::string& dir, const LiveOptions& options,
                              double line_every_s, LineSink line)
-    : watch_(dir, options.window_s,
-             (fs::temp_directory_path() / ("ddpscope-live-" + std::to_string(getpid()) + ".db"))
-                 .string()),
+    : view_(dir, options.window_s,
+            (fs::temp_directory_path() / ("ddpscope-live-" + std::to_string(getpid()) + ".db"))
+                .string()),
       options_(options),
       line_every_s_(line_every_s),
       line_(std::move(line)),
       job_(fs::absolute(dir).lexically_normal().filename().string()) {}
 
-void LivePublisher::tick() {
+bool LivePublisher::tick() {
   double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
   bool line = line_every_s_ > 0 && now_s >= next_line_s_;
   bool metrics = !options_.metrics_file.empty() && now_s >= next_metrics_s_;
-  if (!line && !metrics) return;
-  const auto& live = watch_.refresh(clock::wall_ns());
+  if (!line && !metrics) return false;
+  const auto& live = view_.refresh(clock::wall_ns());
   // A look that takes long (many rank files) comes less often: the watcher
   // keeps to a fifth of one core, whatever the intervals asked.
   double spacing = 5 * live.refresh_ms / 1e3;
   if (line) {
-    line_(live_line(live));
+    line_(reports::live_line(live));
     next_line_s_ = now_s + std::max(line_every_s_, spacing);
   }
   if (metrics) {
     write_metrics();
     next_metrics_s_ = now_s + std::max(options_.metrics_every_s, spacing);
   }
+  return true;
 }
 
 void LivePublisher::finish() {
   if (options_.metrics_file.empty()) return;
-  watch_.refresh(clock::wall_ns(), true);
+  view_.refresh(clock::wall_ns(), true);
   write_metrics();
 }
 
 void LivePublisher::write_metrics() {
-  core::write_atomically(options_.metrics_file,
-                         [&](std::ostream& out) { write_prometheus(watch_.last(), job_, out); });
+  core::write_atomically(options_.metrics_file, [&](std::ostream& out) {
+    reports::write_prometheus(view_.last(), job_, out);
+  });
 }
 
-}  // namespace ddpscope::reports
+}  // namespace ddpscope::record
