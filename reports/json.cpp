@@ -132,8 +132,8 @@ Json index_or_null(int i) { return i >= 0 ? Json(i) : Json(); }
 
 Json to_json(const MissingRank& m) {
   Json last;
-  if (m.last_seq >= 0)
-    last = {{"seq", m.last_seq},
+  if (m.last_seq)
+    last = {{"seq", *m.last_seq},
             {"op", text(name_of(m.last_op))},
             {"bytes", m.last_bytes},
             {"bucket", index_or_null(m.last_bucket)}};

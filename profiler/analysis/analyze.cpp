@@ -9,6 +9,7 @@
 #include "profiler/analysis/ddp_account.h"
 #include "profiler/analysis/hangs.h"
 #include "profiler/analysis/kernel_overlap.h"
+#include "profiler/analysis/mismatches.h"
 #include "profiler/analysis/nccl_choices.h"
 #include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
