@@ -30,7 +30,7 @@ class Renderer {
 };
 
 std::unique_ptr<Renderer> make_csv_renderer();    // reports/csv.cpp: one RFC 4180 file per table
-std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
+std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: one document of the analysis
 std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace_format.cpp: see below
 std::unique_ptr<Renderer> make_html_renderer();   // reports/html.cpp: one self-contained page
 // One PyTorch-profiler (Kineto) trace per rank in a directory, for HTA
