@@ -113,14 +113,16 @@ class RecordSource {
     r.comm_id = kCommIds[comm];
     r.seq = seq_[comm]++;
     r.dtype = pick_dtype();
-    r.redop = reduces(r.op) ? ddpscope::RedOp::sum : ddpscope::RedOp::none;
+    r.redop =
+        ddpscope::op_is(r.op, ddpscope::kReduces) ? ddpscope::RedOp::sum : ddpscope::RedOp::none;
     r.bytes = pick_bytes();
     r.count = std::max<uint64_t>(1, r.bytes / ddpscope::dtype_bytes(r.dtype));
     if (r.op == ddpscope::Op::broadcast) r.root = 0;
-    if (r.op == ddpscope::Op::send || r.op == ddpscope::Op::recv) r.peer = 1;
+    bool point_to_point = ddpscope::op_is(r.op, ddpscope::kPointToPoint);
+    if (point_to_point) r.peer = 1;
     r.stream = kStreams[comm];
     r.tid = 4242 + comm;
-    r.group_id = (r.op == ddpscope::Op::send || r.op == ddpscope::Op::recv) ? group_++ : 0;
+    r.group_id = point_to_point ? group_++ : 0;
     fill_times(r);
     return r;
   }
@@ -128,10 +130,6 @@ class RecordSource {
  private:
   static constexpr uint64_t kCommIds[2] = {0x9e3779b97f4a7c15ULL, 0x5bd1e9955bd1e995ULL};
   static constexpr uint64_t kStreams[2] = {0x7f3a1c000000ULL, 0x7f3a1c000400ULL};
-
-  static bool reduces(ddpscope::Op op) {
-    return op == ddpscope::Op::allreduce || op == ddpscope::Op::reduce_scatter;
-  }
 
   ddpscope::Op pick_op() {
     double u = rng_.uniform();

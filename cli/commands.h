@@ -1,6 +1,6 @@
 // The `ddpscope` subcommands. Each registers its options on the CLI11 app and
-// returns the exit status it wants (see DESIGN.md: record passes the command's
-// own on; check: 1 for a regression; otherwise 0 ok, 1 runtime failure, 2 bad
+// returns the exit status it wants (record passes the command's own on; check:
+// 1 for a regression, docs/cli.md; otherwise 0 ok, 1 runtime failure, 2 bad
 // usage or bad input).
 #pragma once
 

@@ -33,7 +33,7 @@ std::unique_ptr<Renderer> make_csv_renderer();  // reports/csv.cpp: one RFC 4180
 // Throws InputError naming `dir` when it cannot take the CSV files (formats.h:
 // check_output_dir); the renderer creates it, parents included.
 void check_csv_dir(const std::string& dir);
-std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: the contract in DESIGN.md
+std::unique_ptr<Renderer> make_json_renderer();   // reports/json.cpp: one document of the analysis
 std::unique_ptr<Renderer> make_trace_renderer();  // reports/trace/trace_format.cpp: see below
 std::unique_ptr<Renderer> make_html_renderer();   // reports/html/html.cpp: one self-contained page
 // One PyTorch-profiler (Kineto) trace per rank in a directory, for HTA

@@ -75,7 +75,7 @@ void emit(CommEventKind kind, Op op, const GlooCall& g, uint64_t t0, uint64_t t1
   c.timer = kNoTimer;
   c.op = op;
   c.dtype = dtype_of_width(unsigned(g.element_size));
-  c.redop = op == Op::allreduce || op == Op::reduce ? RedOp::custom : RedOp::none;
+  c.redop = op_is(op, kReduces) ? RedOp::custom : RedOp::none;
   c.backend = Backend::gloo;
   publish_event();
 }

@@ -60,8 +60,7 @@ void KernelLinker::span(LinkedGroup& g) {
 // goes host-timed after the bounded wait, or at the end.
 bool KernelLinker::runs_alone(const LinkedGroup& g) {
   return std::all_of(g.collectives.begin(), g.collectives.end(), [](const CollectiveRecord& c) {
-    bool point_to_point = c.op == Op::send || c.op == Op::recv;
-    return c.nranks <= 1 || (c.count == 0 && !point_to_point);
+    return c.nranks <= 1 || (c.count == 0 && !op_is(c.op, kPointToPoint));
   });
 }
 

@@ -9,6 +9,7 @@
 #include "profiler/analysis/ddp_account.h"
 #include "profiler/analysis/hangs.h"
 #include "profiler/analysis/kernel_overlap.h"
+#include "profiler/analysis/mismatches.h"
 #include "profiler/analysis/nccl_choices.h"
 #include "profiler/analysis/op_summary.h"
 #include "profiler/analysis/rank_view.h"
@@ -272,6 +273,66 @@ std::vector<RoleStats> role_stats(const std::vector<Call>& calls) {
   return out;
 }
 
+// The run as a whole: its command, ranks, world size and backend (the one
+// most ranks used).
+void describe_run(RunAnalysis& run, store::RunReader& reader,
+                  const std::vector<ProcessRecord>& procs) {
+  run.path = reader.path();
+  run.command = reader.meta()["command_line"];
+  run.ranks_recorded = int(procs.size());
+  std::map<std::string, int> backends;
+  for (const auto& p : procs) {
+    run.world_size = std::max(run.world_size, p.world_size);
+    ++backends[std::string(name_of(p.backend))];
+  }
+  for (auto& [b, n] : backends)
+    if (run.backend.empty() || n > backends[run.backend]) run.backend = b;
+}
+
+// What one pass over the collectives gathers beside the run's op summary.
+struct CollectivePass {
+  std::vector<Call> calls;
+  std::map<int, std::vector<Interval>> device_spans;  // for the kernel overlap
+  int64_t origin = INT64_MAX;                         // the first collective's host start
+};
+
+CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
+  CollectivePass pass;
+  OpSummarizer ops;
+  Timing best = Timing::none;
+  core::progress::Counter read("analysis: collectives", uint64_t(reader.count("collectives")));
+  reader.for_each_collective([&](const CollectiveRecord& c) {
+    read.tick();
+    ops.add(c);
+    if (device_span_without_kernels(c)) pass.device_spans[c.rank].push_back({c.start_ns, c.end_ns});
+    pass.calls.push_back(call_of(c));
+    best = std::max(best, c.timing);
+    pass.origin = std::min(pass.origin, c.host_start_ns);
+  });
+  run.ops = ops.finish();
+  run.timing = std::string(name_of(best));
+  return pass;
+}
+
+// One view per rank that left a process row, over its slice of `calls`.
+std::vector<RankView> rank_views(store::RunReader& reader, const std::vector<ProcessRecord>& procs,
+                                 std::vector<Call>& calls,
+                                 const std::map<int, RankAccount>& accounts) {
+  std::vector<RankView> views;
+  std::set<int> ranks;
+  for (const auto& p : procs) ranks.insert(p.rank);
+  core::progress::update("analysis: kernels", 0, 0);
+  auto compute = kernel_intervals(reader, KernelKind::compute);
+  auto by_rank = calls_by_rank(calls);
+  for (int r : ranks) {
+    core::progress::update("analysis: ranks", views.size(), ranks.size());
+    auto acc = accounts.find(r);
+    views.push_back(make_view(reader, by_rank[r], r, std::move(compute[r]),
+                              acc == accounts.end() ? nullptr : &acc->second));
+  }
+  return views;
+}
+
 }  // namespace
 
 const char* name_of(CollectiveRole role) {
@@ -295,48 +356,11 @@ void timeline_sample(RunAnalysis& run, const std::vector<RankView>& views, int i
 
 RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options) {
   RunAnalysis run;
-  run.path = reader.path();
-  run.command = reader.meta()["command_line"];
   auto procs = reader.processes();
-  run.ranks_recorded = int(procs.size());
-  std::map<std::string, int> backends;
-  for (const auto& p : procs) {
-    run.world_size = std::max(run.world_size, p.world_size);
-    ++backends[std::string(name_of(p.backend))];
-  }
-  for (auto& [b, n] : backends)
-    if (run.backend.empty() || n > backends[run.backend]) run.backend = b;
-
-  std::vector<Call> calls;
-  OpSummarizer ops;
-  Timing best = Timing::none;
-  int64_t origin = INT64_MAX;
-  core::progress::Counter read("analysis: collectives", uint64_t(reader.count("collectives")));
-  std::map<int, std::vector<Interval>> device_spans;  // for the kernel overlap
-  reader.for_each_collective([&](const CollectiveRecord& c) {
-    read.tick();
-    ops.add(c);
-    if (device_span_without_kernels(c)) device_spans[c.rank].push_back({c.start_ns, c.end_ns});
-    calls.push_back(call_of(c));
-    best = std::max(best, c.timing);
-    origin = std::min(origin, c.host_start_ns);
-  });
-  run.ops = ops.finish();
-  run.timing = std::string(name_of(best));
-
+  describe_run(run, reader, procs);
+  auto [calls, device_spans, origin] = read_collectives(run, reader);
   auto accounts = classify(reader, calls);
-  std::vector<RankView> views;
-  std::set<int> ranks;
-  for (const auto& p : procs) ranks.insert(p.rank);
-  core::progress::update("analysis: kernels", 0, 0);
-  auto compute = kernel_intervals(reader, KernelKind::compute);
-  auto by_rank = calls_by_rank(calls);
-  for (int r : ranks) {
-    core::progress::update("analysis: ranks", views.size(), ranks.size());
-    auto acc = accounts.find(r);
-    views.push_back(make_view(reader, by_rank[r], r, std::move(compute[r]),
-                              acc == accounts.end() ? nullptr : &acc->second));
-  }
+  auto views = rank_views(reader, procs, calls, accounts);
   bool kernels =
       std::any_of(views.begin(), views.end(), [](auto& v) { return v.compute_from_kernels; });
   run.compute_source = kernels ? "kernels" : "backward-window";

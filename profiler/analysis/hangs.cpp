@@ -11,17 +11,10 @@
 #include <string>
 
 #include "profiler/analysis/ddp_account.h"
+#include "profiler/analysis/python_stacks.h"
 
 namespace ddpscope::analysis {
 namespace {
-
-bool point_to_point(Op op) { return op == Op::send || op == Op::recv; }
-
-// Ops whose element count every rank must agree on (an all-gather's or a
-// gather's may differ per rank under Gloo's v-variants).
-bool count_must_match(Op op) {
-  return op == Op::allreduce || op == Op::broadcast || op == Op::reduce || op == Op::reduce_scatter;
-}
 
 struct CommView {
   int nranks = 0;
@@ -64,9 +57,9 @@ std::map<uint64_t, CommView> comm_views(store::RunReader& reader, const std::vec
     v.members.insert(c.rank);
   }
   for (const auto& c : calls)
-    if (!point_to_point(c.op)) comms[c.comm_id].completed[c.rank].insert(c.seq);
+    if (!op_is(c.op, kPointToPoint)) comms[c.comm_id].completed[c.rank].insert(c.seq);
   for (const auto& f : reader.rows<InflightRecord>())
-    if (!point_to_point(f.op)) comms[f.comm_id].inflight[f.rank][f.seq] = f;
+    if (!op_is(f.op, kPointToPoint)) comms[f.comm_id].inflight[f.rank][f.seq] = f;
   // A member that left no file is known only by number: for a communicator
   // of the whole world (the default group), every rank is a member.
   for (auto& [_, v] : comms) {
@@ -98,10 +91,10 @@ std::optional<uint64_t> first_unfinished(const CommView& v) {
   return first;
 }
 
-// The in-flight row as the collective it will be once completed.
+// The in-flight row as the collective it will be once completed (it has no
+// collectives.id yet).
 Call call_of(const InflightRecord& f) {
   CollectiveRecord c;
-  c.id = -1;
   c.rank = f.rank, c.comm_id = f.comm_id, c.nranks = f.nranks, c.seq = f.seq, c.op = f.op;
   c.bytes = f.bytes;
   c.host_start_ns = c.start_ns = c.end_ns = f.host_start_ns;
@@ -122,14 +115,17 @@ void classify_inflight(store::RunReader& reader, const std::vector<Call>& calls,
     if (c.rank == f.rank) mine.push_back(c);
   for (const auto& earlier : reader.rows<InflightRecord>(rank))
     if (earlier.comm_id == f.comm_id && earlier.seq < f.seq) mine.push_back(call_of(earlier));
-  mine.push_back(call_of(f));
-  mine.back().id = -2;  // the one asked about
-  std::stable_sort(mine.begin(), mine.end(), [](const Call& a, const Call& b) {
+  const Call asked = call_of(f);
+  mine.push_back(asked);
+  auto by_seq = [](const Call& a, const Call& b) {
     return a.comm_id != b.comm_id ? a.comm_id < b.comm_id : a.seq < b.seq;
-  });
+  };
+  std::stable_sort(mine.begin(), mine.end(), by_seq);
+  // Pushed last, the one asked about stays the last of its (comm_id, seq).
+  auto at = std::upper_bound(mine.begin(), mine.end(), asked, by_seq) - mine.begin() - 1;
   RankAccount acc = classify_rank(mine, regions, info);
-  auto it = std::find_if(mine.begin(), mine.end(), [](const Call& c) { return c.id == -2; });
-  if (it == mine.end() || it->role != CollectiveRole::ddp_bucket) return;
+  auto it = mine.begin() + at;
+  if (it->role != CollectiveRole::ddp_bucket) return;
   h.bucket = it->bucket;
   std::set<uint32_t> before;  // the instance's backward passes before this one
   for (const auto& c : mine)
@@ -145,9 +141,9 @@ MissingRank missing_rank(int rank, const std::vector<Call>& calls, uint64_t comm
   MissingRank m;
   m.rank = rank;
   for (const auto& c : calls)
-    if (c.rank == rank && c.comm_id == comm_id && !point_to_point(c.op) &&
-        int64_t(c.seq) > m.last_seq) {
-      m.last_seq = int64_t(c.seq);
+    if (c.rank == rank && c.comm_id == comm_id && !op_is(c.op, kPointToPoint) &&
+        (!m.last_seq || c.seq > *m.last_seq)) {
+      m.last_seq = c.seq;
       m.last_op = c.op;
       m.last_bytes = c.bytes;
       m.last_bucket = c.role == CollectiveRole::ddp_bucket ? c.bucket : -1;
@@ -167,13 +163,6 @@ std::map<int, std::string> stack_dumps(store::RunReader& reader) {
   return out;
 }
 
-// The job's own code, not Python's library or an installed package (torch).
-bool users_code(const std::string& frame) {
-  for (const char* lib : {"/site-packages/", "/dist-packages/", "/lib/python3"})
-    if (frame.find(lib) != std::string::npos) return false;
-  return true;
-}
-
 void add_stacks(Hang& h, const std::map<int, std::string>& dumps) {
   std::vector<int> ranks = h.waiting_ranks;
   ranks.insert(ranks.end(), h.missing_ranks.begin(), h.missing_ranks.end());
@@ -188,59 +177,7 @@ void add_stacks(Hang& h, const std::map<int, std::string>& dumps) {
       }
 }
 
-// One thread of a dump: its header line and its frames, innermost first.
-struct DumpThread {
-  bool current = false;
-  std::vector<std::string> frames;  // "file:line in function"
-  bool module_at_bottom = false;
-};
-
-// '  File "x.py", line 12 in f' -> 'x.py:12 in f'
-std::string frame_of(const std::string& line) {
-  size_t q1 = line.find('"'), q2 = line.rfind('"');
-  size_t at = line.find(", line ", q2);
-  if (q1 == std::string::npos || q2 <= q1 || at == std::string::npos) return "";
-  std::string file = line.substr(q1 + 1, q2 - q1 - 1);
-  std::string rest = line.substr(at + 7);  // "12 in f"
-  size_t in = rest.find(" in ");
-  if (in == std::string::npos) return file + ":" + rest;
-  return file + ":" + rest.substr(0, in) + rest.substr(in);
-}
-
-std::vector<DumpThread> dump_threads(const std::string& dump) {
-  std::vector<DumpThread> out;
-  size_t at = 0;
-  while (at < dump.size()) {
-    size_t nl = dump.find('\n', at);
-    std::string line = dump.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-    at = nl == std::string::npos ? dump.size() : nl + 1;
-    if (line.rfind("Thread 0x", 0) == 0 || line.rfind("Current thread 0x", 0) == 0) {
-      out.push_back({line.rfind("Current", 0) == 0, {}, false});
-    } else if (!out.empty() && line.find("File \"") != std::string::npos) {
-      std::string f = frame_of(line);
-      if (f.empty()) continue;
-      out.back().module_at_bottom =
-          f.size() >= 11 && f.compare(f.size() - 11, 11, " in <module>") == 0;
-      out.back().frames.push_back(std::move(f));
-    }
-  }
-  return out;
-}
-
 }  // namespace
-
-std::vector<std::string> main_thread_frames(const std::string& dump, size_t most) {
-  auto threads = dump_threads(dump);
-  auto it = std::find_if(threads.begin(), threads.end(),
-                         [](const DumpThread& t) { return t.module_at_bottom; });
-  if (it == threads.end())
-    it =
-        std::find_if(threads.begin(), threads.end(), [](const DumpThread& t) { return t.current; });
-  if (it == threads.end()) return {};
-  std::vector<std::string> frames = it->frames;
-  if (frames.size() > most) frames.resize(most);
-  return frames;
-}
 
 std::string how_rank_ended(int exit_code, int signal, bool has_file, bool finalized) {
   if (signal > 0) {
@@ -297,7 +234,7 @@ std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& 
       classify_inflight(reader, calls, *first, h);
     } else {
       for (const auto& c : calls)  // completed by some: what they ran
-        if (c.comm_id == comm_id && c.seq == *seq && !point_to_point(c.op)) {
+        if (c.comm_id == comm_id && c.seq == *seq && !op_is(c.op, kPointToPoint)) {
           h.op = c.op, h.bytes = c.bytes,
           h.bucket = c.role == CollectiveRole::ddp_bucket ? c.bucket : -1;
           break;
@@ -306,51 +243,6 @@ std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& 
     add_stacks(h, dumps);
     out.push_back(std::move(h));
   }
-  return out;
-}
-
-std::vector<Mismatch> find_mismatches(store::RunReader& reader) {
-  // One row per (communicator, seq, shape) with its ranks; a seq with more
-  // than one shape is a mismatch.
-  std::string inflight =
-      reader.schema_version() >= 5
-          ? " UNION ALL SELECT rank, comm_id, seq, op, dtype, count FROM inflight"
-          : "";
-  store::Statement st(reader.connection(),
-                      "SELECT comm_id, seq, op, dtype, count, group_concat(rank) FROM (SELECT "
-                      "DISTINCT * FROM (SELECT rank, comm_id, seq, op, dtype, count FROM "
-                      "collectives WHERE op NOT IN ('send', 'recv')" +
-                          inflight +
-                          ") ORDER BY rank) GROUP BY comm_id, seq, op, dtype, count "
-                          "ORDER BY comm_id, seq");
-  std::vector<Mismatch> out;
-  Mismatch cur;
-  auto close = [&] {
-    if (cur.shapes.size() > 1) out.push_back(cur);
-  };
-  while (st.step()) {
-    uint64_t comm = uint64_t(st.int64(0)), seq = uint64_t(st.int64(1));
-    Mismatch::Shape s;
-    s.op = parse_op(st.text_view(2)).value_or(Op::allreduce);
-    s.dtype = parse_dtype(st.text_view(3)).value_or(Dtype::unknown);
-    s.count = uint64_t(st.int64(4));
-    for (uint64_t r : parse_sizes(st.text(5))) s.ranks.push_back(int(r));  // "0,2,5"
-    if (cur.shapes.empty() || comm != cur.comm_id || seq != cur.seq) {
-      close();
-      cur = Mismatch{comm, seq, {}};
-    }
-    // Counts that may differ (all-gather's v-variants) do not split a shape.
-    auto same = std::find_if(cur.shapes.begin(), cur.shapes.end(), [&](const Mismatch::Shape& o) {
-      return o.op == s.op && o.dtype == s.dtype && (o.count == s.count || !count_must_match(s.op));
-    });
-    if (same == cur.shapes.end())
-      cur.shapes.push_back(std::move(s));
-    else
-      same->ranks.insert(same->ranks.end(), s.ranks.begin(), s.ranks.end());
-  }
-  close();
-  for (auto& m : out)
-    for (auto& s : m.shapes) std::sort(s.ranks.begin(), s.ranks.end());
   return out;
 }
 

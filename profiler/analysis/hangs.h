@@ -1,14 +1,13 @@
-// Where a job stopped, and which ranks called different collectives
-// (docs/hangs.md). A hang is read per communicator from what every member
-// completed (`collectives`) and what each had entered and not completed at its
-// last flush (`inflight`): the first sequence number not every member
-// completed names the collective, the ranks inside it are waiting, the ranks
-// that never entered it are missing. A mismatch is one sequence number on one
-// communicator with another op, dtype or element count on some ranks.
-// Point-to-point calls (send, recv) are left out of both: their numbers do not
-// pair ranks up.
+// Where a job stopped (docs/hangs.md). A hang is read per communicator from
+// what every member completed (`collectives`) and what each had entered and
+// not completed at its last flush (`inflight`): the first sequence number not
+// every member completed names the collective, the ranks inside it are
+// waiting, the ranks that never entered it are missing. Point-to-point calls
+// (send, recv) are left out: their numbers do not pair ranks up. Which ranks
+// called different collectives is mismatches.h.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "profiler/analysis/iterations.h"
@@ -23,13 +22,6 @@ namespace ddpscope::analysis {
 std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& calls,
                              const std::vector<RankStats>& ranks, int world_size,
                              int64_t origin_ns);
-
-std::vector<Mismatch> find_mismatches(store::RunReader& reader);
-
-// The main thread's frames in a faulthandler dump of all threads, innermost
-// first, at most `most`: the thread whose outermost frame is a module's top
-// level (the script), else the one faulthandler calls current.
-std::vector<std::string> main_thread_frames(const std::string& dump, size_t most = 8);
 
 // "exited with status 1", "killed by signal 9 (SIGKILL)", ...: how a rank
 // ended as far as the run tells (exit_code/signal from the launcher, else

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,7 +112,7 @@ struct RankStats {
 // collective it completed on that communicator, and how it ended.
 struct MissingRank {
   int rank = 0;
-  int64_t last_seq = -1;  // -1: it completed none there
+  std::optional<uint64_t> last_seq;  // none: it completed none there
   Op last_op = Op::allreduce;
   uint64_t last_bytes = 0;
   int last_bucket = -1;  // DDP's bucket index, -1: not a bucket

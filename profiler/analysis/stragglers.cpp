@@ -10,11 +10,6 @@ namespace {
 
 using Key = std::pair<uint64_t, uint64_t>;
 
-bool synchronising(Op op) {
-  return op == Op::allreduce || op == Op::allgather || op == Op::reduce_scatter ||
-         op == Op::alltoall || op == Op::barrier;
-}
-
 // Collectives issued by every rank of their communicator that the analysis
 // sees, by key: all of its `nranks` in a whole run; in a part of one
 // (`report --ranks`), or a run missing a rank's file, the members present.
@@ -39,7 +34,7 @@ std::vector<std::vector<const Call*>> synchronising_groups(
     const std::map<Key, std::vector<const Call*>>& groups) {
   std::vector<std::vector<const Call*>> out;
   for (const auto& [key, g] : groups)
-    if (synchronising(g.front()->op)) out.push_back(g);
+    if (op_is(g.front()->op, kSynchronising)) out.push_back(g);
   return out;
 }
 

@@ -5,16 +5,23 @@
 namespace ddpscope {
 namespace {
 
-constexpr std::array<std::string_view, size_t(Op::kCount)> kOpNames = {
-    "allreduce", "broadcast", "reduce",  "allgather", "reduce_scatter", "alltoall",
-    "send",      "recv",      "barrier", "gather",    "scatter"};
+constexpr auto kOpNames = [] {
+  std::array<std::string_view, size_t(Op::kCount)> names;
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kOps[i].name;
+  return names;
+}();
 
 constexpr std::array<std::string_view, size_t(Dtype::kCount)> kDtypeNames = {
-    "unknown", "int8",     "uint8",   "int32",   "uint32", "int64",  "uint64", "float16", "float32",
-    "float64", "bfloat16", "fp8e4m3", "fp8e5m2", "bits8",  "bits16", "bits32", "bits64"};
+#define DDPSCOPE_DTYPE_NAME(name, bytes) #name,
+    DDPSCOPE_DTYPES(DDPSCOPE_DTYPE_NAME)
+#undef DDPSCOPE_DTYPE_NAME
+};
 
-constexpr std::array<unsigned, size_t(Dtype::kCount)> kDtypeBytes = {0, 1, 1, 4, 4, 8, 8, 2, 4,
-                                                                     8, 2, 1, 1, 1, 2, 4, 8};
+constexpr std::array<unsigned, size_t(Dtype::kCount)> kDtypeBytes = {
+#define DDPSCOPE_DTYPE_BYTES(name, bytes) bytes,
+    DDPSCOPE_DTYPES(DDPSCOPE_DTYPE_BYTES)
+#undef DDPSCOPE_DTYPE_BYTES
+};
 
 constexpr std::array<std::string_view, size_t(RedOp::kCount)> kRedOpNames = {
     "none", "sum", "prod", "max", "min", "avg", "custom"};
@@ -76,37 +83,16 @@ Dtype dtype_of_width(unsigned bytes) {
 
 uint64_t message_bytes(Op op, uint64_t count, uint64_t elem_bytes, int nranks) {
   uint64_t b = count * elem_bytes;
-  switch (op) {
-    case Op::allgather:
-    case Op::reduce_scatter:
-    case Op::alltoall:
-    case Op::gather:
-    case Op::scatter:
-      return b * uint64_t(nranks > 0 ? nranks : 1);
-    default:
-      return b;
-  }
+  if (facts_of(op).count == OpCount::buffer) return b;
+  return b * uint64_t(nranks > 0 ? nranks : 1);
 }
 
 double busbw_factor(Op op, int nranks) {
-  if (nranks <= 1)
-    return op == Op::allreduce || op == Op::allgather || op == Op::reduce_scatter ||
-                   op == Op::alltoall
-               ? 0.0
-               : 1.0;
+  const OpFacts& f = facts_of(op);
+  if (f.busbw == BusBw::one) return 1.0;
+  if (nranks <= 1) return op_is(op, kRooted) ? 1.0 : 0.0;
   const double n = nranks;
-  switch (op) {
-    case Op::allreduce:
-      return 2.0 * (n - 1) / n;
-    case Op::allgather:
-    case Op::reduce_scatter:
-    case Op::alltoall:
-    case Op::gather:
-    case Op::scatter:
-      return (n - 1) / n;
-    default:
-      return 1.0;
-  }
+  return (f.busbw == BusBw::all_reduce ? 2.0 : 1.0) * (n - 1) / n;
 }
 
 }  // namespace ddpscope

@@ -24,8 +24,7 @@ bool agrees(const CollectiveRecord& h, const NcclPluginCollectiveRecord& p) {
   Dtype d = dtype_of_nccl_name(p.dtype);
   if (h.count == uint64_t(p.count))
     return d == Dtype::unknown || h.dtype == Dtype::unknown || d == h.dtype;
-  bool as_bytes = (h.op == Op::broadcast || h.op == Op::allgather) &&
-                  (d == Dtype::unknown || dtype_bytes(d) == 1);
+  bool as_bytes = op_is(h.op, kNcclAsBytes) && (d == Dtype::unknown || dtype_bytes(d) == 1);
   return as_bytes && h.count * dtype_bytes(h.dtype) == uint64_t(p.count);
 }
 
@@ -167,16 +166,8 @@ PluginLinks link_plugin_rows(const std::vector<CommRecord>& comms,
 }
 
 std::optional<Op> op_of_nccl_func(std::string_view func) {
-  static const std::pair<std::string_view, Op> kFuncs[] = {{"AllReduce", Op::allreduce},
-                                                           {"Broadcast", Op::broadcast},
-                                                           {"Reduce", Op::reduce},
-                                                           {"AllGather", Op::allgather},
-                                                           {"ReduceScatter", Op::reduce_scatter},
-                                                           {"AlltoAll", Op::alltoall},
-                                                           {"Gather", Op::gather},
-                                                           {"Scatter", Op::scatter}};
-  for (const auto& [name, op] : kFuncs)
-    if (func == name) return op;
+  for (size_t i = 0; i < size_t(Op::kCount); ++i)
+    if (!func.empty() && func == kOps[i].nccl_func) return Op(i);
   return std::nullopt;
 }
 

@@ -19,7 +19,7 @@ constexpr Column kRegionColumns[] = {
 }  // namespace
 
 const TableSpec& Row<DdpInfoRecord>::table() {
-  static const TableSpec t{"ddp_info", kInfoColumns, "", "", "INSERT", true, 2};
+  static const TableSpec t{.name = "ddp_info", .columns = kInfoColumns, .since_version = 2};
   return t;
 }
 
@@ -43,13 +43,10 @@ DdpInfoRecord Row<DdpInfoRecord>::read(const Statement& s) {
 
 const TableSpec& Row<DdpRegionRecord>::table() {
   static const TableSpec t{
-      "ddp_regions",
-      kRegionColumns,
-      "",
-      "CREATE INDEX IF NOT EXISTS ddp_regions_by_rank ON ddp_regions(rank, start_ns);",
-      "INSERT",
-      true,
-      2};
+      .name = "ddp_regions",
+      .columns = kRegionColumns,
+      .indexes = "CREATE INDEX IF NOT EXISTS ddp_regions_by_rank ON ddp_regions(rank, start_ns);",
+      .since_version = 2};
   return t;
 }
 

@@ -4,15 +4,16 @@
 namespace ddpscope::store {
 namespace {
 
-constexpr Column kKernelColumns[] = {{"rank", "INTEGER"},
-                                     {"device", "INTEGER"},
-                                     {"stream", "INTEGER"},
-                                     {"name", "TEXT"},
-                                     {"start_ns", "INTEGER"},
-                                     {"end_ns", "INTEGER"},
-                                     {"correlation", "INTEGER"},
-                                     {"collective_id", "INTEGER", true},
-                                     {"kind", "TEXT"}};
+constexpr Column kKernelColumns[] = {
+    {"rank", "INTEGER"},
+    {"device", "INTEGER"},
+    {"stream", "INTEGER"},
+    {"name", "TEXT"},
+    {"start_ns", "INTEGER"},
+    {"end_ns", "INTEGER"},
+    {"correlation", "INTEGER"},
+    {.name = "collective_id", .type = "INTEGER", .collective_ref = true},
+    {"kind", "TEXT"}};
 
 constexpr Column kRangeColumns[] = {{"rank", "INTEGER"},     {"tid", "INTEGER"},
                                     {"domain", "TEXT"},      {"name", "TEXT"},
@@ -26,8 +27,9 @@ constexpr Column kSyncColumns[] = {{"rank", "INTEGER"},     {"tid", "INTEGER"},
 
 const TableSpec& Row<KernelRecord>::table() {
   static const TableSpec t{
-      "kernels", kKernelColumns, "",
-      "CREATE INDEX IF NOT EXISTS kernels_by_rank ON kernels(rank, start_ns);"};
+      .name = "kernels",
+      .columns = kKernelColumns,
+      .indexes = "CREATE INDEX IF NOT EXISTS kernels_by_rank ON kernels(rank, start_ns);"};
   return t;
 }
 
@@ -61,7 +63,7 @@ KernelRecord Row<KernelRecord>::read(const Statement& s) {
 }
 
 const TableSpec& Row<RangeRecord>::table() {
-  static const TableSpec t{"ranges", kRangeColumns};
+  static const TableSpec t{.name = "ranges", .columns = kRangeColumns};
   return t;
 }
 
@@ -79,7 +81,7 @@ RangeRecord Row<RangeRecord>::read(const Statement& s) {
 }
 
 const TableSpec& Row<SyncRecord>::table() {
-  static const TableSpec t{"syncs", kSyncColumns};
+  static const TableSpec t{.name = "syncs", .columns = kSyncColumns};
   return t;
 }
 

@@ -22,7 +22,8 @@ std::string_view state_name(InflightState s) {
 }  // namespace
 
 const TableSpec& Row<InflightRecord>::table() {
-  static const TableSpec t{"inflight", kInflightColumns, "", "", "INSERT", true, kSince, false};
+  static const TableSpec t{
+      .name = "inflight", .columns = kInflightColumns, .since_version = kSince, .appended = false};
   return t;
 }
 

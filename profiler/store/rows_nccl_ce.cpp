@@ -17,7 +17,7 @@ constexpr Column kCeOpColumns[] = {
 }  // namespace
 
 const TableSpec& Row<NcclCeOpRecord>::table() {
-  static const TableSpec t{"nccl_ce_ops", kCeOpColumns, "", "", "INSERT", true, kSince};
+  static const TableSpec t{.name = "nccl_ce_ops", .columns = kCeOpColumns, .since_version = kSince};
   return t;
 }
 

@@ -13,31 +13,34 @@ constexpr Column kCommColumns[] = {
     {"rank", "INTEGER"},        {"comm_hash", "INTEGER"},
     {"name", "TEXT"},           {"nnodes", "INTEGER"},
     {"nranks", "INTEGER"},      {"comm_rank", "INTEGER"},
-    {"recorded_ns", "INTEGER"}, {"comm_id", "INTEGER", false, kKeys}};
+    {"recorded_ns", "INTEGER"}, {.name = "comm_id", .type = "INTEGER", .since_version = kKeys}};
 
-constexpr Column kCollColumns[] = {{"rank", "INTEGER"},
-                                   {"comm_hash", "INTEGER"},
-                                   {"seq", "INTEGER"},
-                                   {"func", "TEXT"},
-                                   {"algo", "TEXT"},
-                                   {"proto", "TEXT"},
-                                   {"nchannels", "INTEGER"},
-                                   {"nwarps", "INTEGER"},
-                                   {"count", "INTEGER"},
-                                   {"dtype", "TEXT"},
-                                   {"root", "INTEGER"},
-                                   {"tid", "INTEGER"},
-                                   {"start_ns", "INTEGER"},
-                                   {"end_ns", "INTEGER"},
-                                   {"comm_rank", "INTEGER", false, kKeys},
-                                   {"coll_key", "INTEGER", false, kKeys},
-                                   {"collective_id", "INTEGER", true, kKeys}};
+constexpr Column kCollColumns[] = {
+    {"rank", "INTEGER"},
+    {"comm_hash", "INTEGER"},
+    {"seq", "INTEGER"},
+    {"func", "TEXT"},
+    {"algo", "TEXT"},
+    {"proto", "TEXT"},
+    {"nchannels", "INTEGER"},
+    {"nwarps", "INTEGER"},
+    {"count", "INTEGER"},
+    {"dtype", "TEXT"},
+    {"root", "INTEGER"},
+    {"tid", "INTEGER"},
+    {"start_ns", "INTEGER"},
+    {"end_ns", "INTEGER"},
+    {.name = "comm_rank", .type = "INTEGER", .since_version = kKeys},
+    {.name = "coll_key", .type = "INTEGER", .since_version = kKeys},
+    {.name = "collective_id", .type = "INTEGER", .collective_ref = true, .since_version = kKeys}};
 
 constexpr Column kOpColumns[] = {
-    {"rank", "INTEGER"},        {"comm_hash", "INTEGER"},   {"seq", "INTEGER"},
-    {"channel", "INTEGER"},     {"peer", "INTEGER"},        {"is_send", "INTEGER"},
-    {"nsteps", "INTEGER"},      {"chunk_bytes", "INTEGER"}, {"start_ns", "INTEGER"},
-    {"progress_ns", "INTEGER"}, {"end_ns", "INTEGER"},      {"coll_key", "INTEGER", false, kKeys}};
+    {"rank", "INTEGER"},     {"comm_hash", "INTEGER"},
+    {"seq", "INTEGER"},      {"channel", "INTEGER"},
+    {"peer", "INTEGER"},     {"is_send", "INTEGER"},
+    {"nsteps", "INTEGER"},   {"chunk_bytes", "INTEGER"},
+    {"start_ns", "INTEGER"}, {"progress_ns", "INTEGER"},
+    {"end_ns", "INTEGER"},   {.name = "coll_key", .type = "INTEGER", .since_version = kKeys}};
 
 constexpr Column kStepColumns[] = {{"rank", "INTEGER"},
                                    {"comm_hash", "INTEGER"},
@@ -53,7 +56,7 @@ constexpr Column kStepColumns[] = {{"rank", "INTEGER"},
                                    {"net_wait_ns", "INTEGER"},
                                    {"flush_wait_ns", "INTEGER"},
                                    {"end_ns", "INTEGER"},
-                                   {"coll_key", "INTEGER", false, kKeys}};
+                                   {.name = "coll_key", .type = "INTEGER", .since_version = kKeys}};
 
 constexpr Column kKernelChannelColumns[] = {{"rank", "INTEGER"},      {"comm_hash", "INTEGER"},
                                             {"coll_key", "INTEGER"},  {"channel", "INTEGER"},
@@ -85,7 +88,8 @@ void read_proxy_identity(const Statement& s, Proxy& r) {
 }  // namespace
 
 const TableSpec& Row<NcclPluginCommRecord>::table() {
-  static const TableSpec t{"nccl_plugin_comms", kCommColumns, "", "", "INSERT", true, kSince};
+  static const TableSpec t{
+      .name = "nccl_plugin_comms", .columns = kCommColumns, .since_version = kSince};
   return t;
 }
 
@@ -114,14 +118,12 @@ NcclPluginCommRecord Row<NcclPluginCommRecord>::read(const Statement& s) {
 }
 
 const TableSpec& Row<NcclPluginCollectiveRecord>::table() {
-  static const TableSpec t{"nccl_plugin_collectives",
-                           kCollColumns,
-                           "",
-                           "CREATE INDEX IF NOT EXISTS nccl_plugin_collectives_by_seq "
-                           "ON nccl_plugin_collectives(rank, comm_hash, seq);",
-                           "INSERT",
-                           true,
-                           kSince};
+  static const TableSpec t{.name = "nccl_plugin_collectives",
+                           .columns = kCollColumns,
+                           .indexes =
+                               "CREATE INDEX IF NOT EXISTS nccl_plugin_collectives_by_seq "
+                               "ON nccl_plugin_collectives(rank, comm_hash, seq);",
+                           .since_version = kSince};
   return t;
 }
 
@@ -174,7 +176,8 @@ NcclPluginCollectiveRecord Row<NcclPluginCollectiveRecord>::read(const Statement
 }
 
 const TableSpec& Row<NcclProxyOpRecord>::table() {
-  static const TableSpec t{"nccl_proxy_ops", kOpColumns, "", "", "INSERT", true, kSince};
+  static const TableSpec t{
+      .name = "nccl_proxy_ops", .columns = kOpColumns, .since_version = kSince};
   return t;
 }
 
@@ -201,7 +204,8 @@ NcclProxyOpRecord Row<NcclProxyOpRecord>::read(const Statement& s) {
 }
 
 const TableSpec& Row<NcclProxyStepRecord>::table() {
-  static const TableSpec t{"nccl_proxy_steps", kStepColumns, "", "", "INSERT", true, kSince};
+  static const TableSpec t{
+      .name = "nccl_proxy_steps", .columns = kStepColumns, .since_version = kSince};
   return t;
 }
 
@@ -235,7 +239,7 @@ NcclProxyStepRecord Row<NcclProxyStepRecord>::read(const Statement& s) {
 
 const TableSpec& Row<NcclKernelChannelRecord>::table() {
   static const TableSpec t{
-      "nccl_kernel_channels", kKernelChannelColumns, "", "", "INSERT", true, kKeys};
+      .name = "nccl_kernel_channels", .columns = kKernelChannelColumns, .since_version = kKeys};
   return t;
 }
 

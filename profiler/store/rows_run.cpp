@@ -16,7 +16,7 @@ constexpr Column kProcessColumns[] = {{"rank", "INTEGER PRIMARY KEY"},
                                       {"rank_source", "TEXT"},
                                       {"start_ns", "INTEGER"},
                                       {"end_ns", "INTEGER"},
-                                      {"finalized", "INTEGER", false, 5}};
+                                      {.name = "finalized", .type = "INTEGER", .since_version = 5}};
 
 constexpr Column kStackColumns[] = {{"rank", "INTEGER"}, {"pid", "INTEGER"}, {"text", "TEXT"}};
 
@@ -55,8 +55,10 @@ constexpr Column kCollectiveColumns[] = {{"id", "INTEGER PRIMARY KEY"},
 
 const TableSpec& Row<ProcessRecord>::table() {
   // One row per process, rewritten at every flush.
-  static const TableSpec t{"processes", kProcessColumns, "", "", "INSERT OR REPLACE", true, 1,
-                           false};
+  static const TableSpec t{.name = "processes",
+                           .columns = kProcessColumns,
+                           .insert_verb = "INSERT OR REPLACE",
+                           .appended = false};
   return t;
 }
 
@@ -97,7 +99,11 @@ ProcessRecord Row<ProcessRecord>::read(const Statement& s) {
 const TableSpec& Row<RankExitRecord>::table() {
   // Written into run databases by `record --nproc` (the launcher's account),
   // not by the ranks: the merge does not copy it from rank files.
-  static const TableSpec t{"rank_exits", kRankExitColumns, "", "", "INSERT OR REPLACE", false, 5};
+  static const TableSpec t{.name = "rank_exits",
+                           .columns = kRankExitColumns,
+                           .insert_verb = "INSERT OR REPLACE",
+                           .per_rank = false,
+                           .since_version = 5};
   return t;
 }
 
@@ -122,9 +128,11 @@ RankExitRecord Row<RankExitRecord>::read(const Statement& s) {
 }
 
 const TableSpec& Row<CommRecord>::table() {
-  static const TableSpec t{
-      "comms", kCommColumns, "PRIMARY KEY(rank, comm_id, comm_rank)", "", "INSERT OR REPLACE", true,
-      1,       false};
+  static const TableSpec t{.name = "comms",
+                           .columns = kCommColumns,
+                           .constraints = "PRIMARY KEY(rank, comm_id, comm_rank)",
+                           .insert_verb = "INSERT OR REPLACE",
+                           .appended = false};
   return t;
 }
 
@@ -160,9 +168,11 @@ CommRecord Row<CommRecord>::read(const Statement& s) {
 
 const TableSpec& Row<CollectiveRecord>::table() {
   static const TableSpec t{
-      "collectives", kCollectiveColumns, "",
-      "CREATE INDEX IF NOT EXISTS collectives_by_comm ON collectives(comm_id, seq, rank);"
-      "CREATE INDEX IF NOT EXISTS collectives_by_rank ON collectives(rank, host_start_ns);"};
+      .name = "collectives",
+      .columns = kCollectiveColumns,
+      .indexes =
+          "CREATE INDEX IF NOT EXISTS collectives_by_comm ON collectives(comm_id, seq, rank);"
+          "CREATE INDEX IF NOT EXISTS collectives_by_rank ON collectives(rank, host_start_ns);"};
   return t;
 }
 
@@ -223,7 +233,8 @@ CollectiveRecord Row<CollectiveRecord>::read(const Statement& s) {
 
 const TableSpec& Row<StackRecord>::table() {
   // Written into run databases from DIR/stacks-<pid>.txt (launch_account.h).
-  static const TableSpec t{"stacks", kStackColumns, "", "", "INSERT", false, 5};
+  static const TableSpec t{
+      .name = "stacks", .columns = kStackColumns, .per_rank = false, .since_version = 5};
   return t;
 }
 

@@ -22,12 +22,13 @@ constexpr Column kTuneResultColumns[] = {
 
 // The tuner's tables live in the same databases but are not per rank.
 const TableSpec& tune_runs_table() {
-  static const TableSpec t{"tune_runs", kTuneRunColumns, "", "", "INSERT", false};
+  static const TableSpec t{.name = "tune_runs", .columns = kTuneRunColumns, .per_rank = false};
   return t;
 }
 
 const TableSpec& tune_results_table() {
-  static const TableSpec t{"tune_results", kTuneResultColumns, "", "", "INSERT", false};
+  static const TableSpec t{
+      .name = "tune_results", .columns = kTuneResultColumns, .per_rank = false};
   return t;
 }
 

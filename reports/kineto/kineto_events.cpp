@@ -78,18 +78,17 @@ std::string_view torch_dtype(Dtype d) {
 // gathers and scatters, per peer for NCCL's all-to-all).
 std::pair<uint64_t, uint64_t> msg_nelems(const CollectiveRecord& c, bool gloo) {
   uint64_t n = uint64_t(std::max(c.nranks, 1)), k = c.count;
-  switch (c.op) {
-    case Op::allgather:
-    case Op::gather:
+  switch (facts_of(c.op).count) {
+    case OpCount::input:
       return {k, k * n};
-    case Op::reduce_scatter:
-    case Op::scatter:
+    case OpCount::output:
       return {k * n, k};
-    case Op::alltoall:
+    case OpCount::per_peer:
       return gloo ? std::pair{k, k} : std::pair{k * n, k * n};
-    default:
-      return {k, k};
+    case OpCount::buffer:
+      break;
   }
+  return {k, k};
 }
 
 // What a kernel's launch and args need of the collective it ran for.

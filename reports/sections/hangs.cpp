@@ -33,10 +33,10 @@ std::string what(const analysis::Hang& h) {
 
 void print_missing(const analysis::MissingRank& m, std::ostream& out) {
   out << "    missing: rank " << m.rank << ", ";
-  if (m.last_seq < 0)
+  if (!m.last_seq)
     out << "completed nothing there";
   else
-    out << "last completed " << name_of(m.last_op) << " #" << m.last_seq
+    out << "last completed " << name_of(m.last_op) << " #" << *m.last_seq
         << (m.last_bucket >= 0 ? " (bucket " + std::to_string(m.last_bucket) + ")" : "");
   out << "; " << m.ended << "\n";
 }
@@ -76,8 +76,8 @@ using json_fields::text;
 
 Json to_json(const analysis::MissingRank& m) {
   Json last;
-  if (m.last_seq >= 0)
-    last = {{"seq", m.last_seq},
+  if (m.last_seq)
+    last = {{"seq", *m.last_seq},
             {"op", text(name_of(m.last_op))},
             {"bytes", m.last_bytes},
             {"bucket", index_or_null(m.last_bucket)}};

@@ -31,7 +31,7 @@ struct HtmlChart {
 struct Section {
   const char* name;  // what layouts call it
   void (*text)(const RunAnalysis& run, std::ostream& out) = nullptr;
-  // Adds its keys to the JSON report (never rename one, only add: DESIGN.md).
+  // Adds its keys to the JSON report (users' scripts read them: never rename one, only add).
   void (*json)(const RunAnalysis& run, nlohmann::ordered_json& report) = nullptr;
   // Writes its tables into the CSV directory (csv_table.h).
   void (*csv)(const RunAnalysis& run, const std::string& dir) = nullptr;

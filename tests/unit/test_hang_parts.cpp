@@ -6,6 +6,7 @@
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/analysis/hangs.h"
+#include "profiler/analysis/python_stacks.h"
 #include "profiler/core/input_error.h"
 #include "profiler/store/launch_account.h"
 #include "profiler/store/merge.h"

@@ -27,6 +27,31 @@ TEST_CASE("busbw factors follow nccl-tests") {
   CHECK(dtype_of_width(4) == Dtype::bits32);
 }
 
+TEST_CASE("the op table: numbers, names and rules the files and reports rely on") {
+  // Stored in fixed-size events and the schema: an op's number and name never change.
+  const char* names[] = {"allreduce",      "broadcast", "reduce", "allgather",
+                         "reduce_scatter", "alltoall",  "send",   "recv",
+                         "barrier",        "gather",    "scatter"};
+  REQUIRE(std::size(names) == size_t(Op::kCount));
+  for (size_t i = 0; i < std::size(names); ++i) CHECK(name_of(Op(i)) == names[i]);
+  CHECK(name_of(Dtype::bfloat16) == "bfloat16");
+  CHECK(int(Dtype::bits64) == 16);
+  CHECK(message_bytes(Op::allreduce, 10, 4, 8) == 40);
+  CHECK(message_bytes(Op::allgather, 10, 4, 8) == 320);
+  CHECK(message_bytes(Op::scatter, 10, 4, 0) == 40);
+  CHECK(message_bytes(Op::alltoall, 10, 4, 2) == 80);
+  // One rank: an unrooted ring op moves nothing, a rooted or one-factor op counts as 1.
+  CHECK(busbw_factor(Op::allreduce, 1) == 0.0);
+  CHECK(busbw_factor(Op::allgather, 1) == 0.0);
+  CHECK(busbw_factor(Op::gather, 1) == 1.0);
+  CHECK(busbw_factor(Op::barrier, 1) == 1.0);
+  CHECK(busbw_factor(Op::scatter, 4) == Approx(0.75));
+  CHECK(op_is(Op::send, kPointToPoint));
+  CHECK_FALSE(op_is(Op::allgather, kSameCount));
+  CHECK(op_is(Op::barrier, kSynchronising));
+  CHECK_FALSE(op_is(Op::gather, kSynchronising));
+}
+
 TEST_CASE("op summary: medians, totals and bandwidth") {
   std::vector<CollectiveRecord> cs;
   for (int rank = 0; rank < 2; ++rank)

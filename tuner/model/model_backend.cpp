@@ -73,52 +73,63 @@ ModelBackend ModelBackend::calibrated(const Calibration& c, const Topology& t,
   // The cores as the calibration's ranks had them (other work took some).
   const double cores = effective_cores(from, c.cores, c.step_delay_ms, c.step_delay_step_us);
   const auto ranks = scale_ranks(from, t.nranks(), cores);
-  m.intra_ = with_declared(scaled(c.intra.cost, ranks.link), t.intra);
-  // Fewer ranks share the cores less, but their ring steps go no faster than
-  // two ranks' with cores to spare, measured: the one-node link is the
-  // slower of the two (one_node_s).
-  if (c.intra_pair) m.pair_ = with_declared(c.intra_pair->cost, t.intra);
-  m.inter_fitted_ = inter_fit_applies(c, t);
-  if (m.inter_fitted_ && t.inter.bandwidth_gbps > 0 && c.inter->bandwidth_gbps > 0 &&
-      t.inter.bandwidth_gbps != c.inter->bandwidth_gbps)
-    m.other_bandwidth_ = other_bandwidth(c, t.inter.bandwidth_gbps, ranks.link,
-                                         m.algorithm_ == c.algorithm && t.inter.latency_us == 0);
-  m.inter_ = inter_link(c, t, ranks.link, m.other_bandwidth_);
-  const auto path = unshaped_path(c, ranks.link);
-  if (m.inter_fitted_ && path && t.inter.bandwidth_gbps > 0 && m.algorithm_ == Algorithm::ring) {
-    m.path_ = path;
-    if (m.algorithm_ == c.algorithm) m.path_by_size_ = c.inter_path->fit.by_size;
-  }
-  // The residual shape belongs to the link and algorithm measured: a
-  // declared bandwidth or latency, or another algorithm, gets the fit alone.
-  if (m.algorithm_ == c.algorithm) {
-    if (t.intra.bandwidth_gbps == 0 && t.intra.latency_us == 0) {
-      m.intra_by_size_ = c.intra.by_size;
-      if (c.intra_pair) m.pair_by_size_ = c.intra_pair->by_size;
-    }
-    if (m.inter_fitted_ && t.inter.bandwidth_gbps == c.inter->bandwidth_gbps &&
-        t.inter.latency_us == 0)
-      m.inter_by_size_ = c.inter->fit.by_size;
-  }
-  m.inter_source_ = m.inter_fitted_              ? "fitted on " + c.inter->topology
-                    : t.inter.bandwidth_gbps > 0 ? std::string("the declared bandwidth")
-                                                 : std::string("not limited: the machine's own");
+  m.fit_links(c, t, ranks.link);
+  m.keep_size_corrections(c, t);
   m.comm_rate_ = c.comm_rate_during_compute;
   // Derived from the cores for any backend but MPI (which moves nothing
   // while the rank computes, whatever the cores): derived again for these ranks.
   if (other_ranks && c.backend != "mpi") m.comm_rate_ = comm_rate_from_cores(t.nranks(), cores);
-  m.step_delay_ms_ = c.step_delay_ms * ranks.step_delay;
-  m.step_delay_comm_ms_ = c.step_delay_under_comm_ms * ranks.step_delay_under_comm;
-  m.step_delay_step_us_ = c.step_delay_step_us;
+  m.scale_step_delays(c, t, ranks);
+  m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
+  return m;
+}
+
+void ModelBackend::fit_links(const Calibration& c, const Topology& t, double link_scale) {
+  intra_ = with_declared(scaled(c.intra.cost, link_scale), t.intra);
+  // Fewer ranks share the cores less, but their ring steps go no faster than
+  // two ranks' with cores to spare, measured: the one-node link is the
+  // slower of the two (one_node_s).
+  if (c.intra_pair) pair_ = with_declared(c.intra_pair->cost, t.intra);
+  inter_fitted_ = inter_fit_applies(c, t);
+  if (inter_fitted_ && t.inter.bandwidth_gbps > 0 && c.inter->bandwidth_gbps > 0 &&
+      t.inter.bandwidth_gbps != c.inter->bandwidth_gbps)
+    other_bandwidth_ = other_bandwidth(c, t.inter.bandwidth_gbps, link_scale,
+                                       algorithm_ == c.algorithm && t.inter.latency_us == 0);
+  inter_ = inter_link(c, t, link_scale, other_bandwidth_);
+  const auto path = unshaped_path(c, link_scale);
+  if (inter_fitted_ && path && t.inter.bandwidth_gbps > 0 && algorithm_ == Algorithm::ring) {
+    path_ = path;
+    if (algorithm_ == c.algorithm) path_by_size_ = c.inter_path->fit.by_size;
+  }
+  inter_source_ = inter_fitted_                ? "fitted on " + c.inter->topology
+                  : t.inter.bandwidth_gbps > 0 ? std::string("the declared bandwidth")
+                                               : std::string("not limited: the machine's own");
+}
+
+// The residual shape belongs to the link and algorithm measured: a declared
+// bandwidth or latency, or another algorithm, gets the fit alone.
+void ModelBackend::keep_size_corrections(const Calibration& c, const Topology& t) {
+  if (algorithm_ != c.algorithm) return;
+  if (t.intra.bandwidth_gbps == 0 && t.intra.latency_us == 0) {
+    intra_by_size_ = c.intra.by_size;
+    if (c.intra_pair) pair_by_size_ = c.intra_pair->by_size;
+  }
+  if (inter_fitted_ && t.inter.bandwidth_gbps == c.inter->bandwidth_gbps && t.inter.latency_us == 0)
+    inter_by_size_ = c.inter->fit.by_size;
+}
+
+void ModelBackend::scale_step_delays(const Calibration& c, const Topology& t,
+                                     const RankScaling& ranks) {
+  step_delay_ms_ = c.step_delay_ms * ranks.step_delay;
+  step_delay_comm_ms_ = c.step_delay_under_comm_ms * ranks.step_delay_under_comm;
+  step_delay_step_us_ = c.step_delay_step_us;
   // Two ranks: their own probe's delays where it was measured, not scaled
   // (the calibrated ranks' oversubscribed probe reads as fewer cores than
   // two ranks have to themselves).
   if (c.pair_step_delays && t.nranks() == 2) {
-    m.step_delay_ms_ = c.pair_step_delays->alone_ms;
-    m.step_delay_comm_ms_ = c.pair_step_delays->under_comm_ms;
+    step_delay_ms_ = c.pair_step_delays->alone_ms;
+    step_delay_comm_ms_ = c.pair_step_delays->under_comm_ms;
   }
-  m.source_ = "calibrated on " + (c.host.empty() ? std::string("this machine") : c.host);
-  return m;
 }
 
 ModelBackend ModelBackend::nccl_priors(const Topology& t, GpuArch arch) {

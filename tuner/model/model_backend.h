@@ -15,6 +15,8 @@
 
 namespace ddpscope::tuner::model {
 
+struct RankScaling;  // core_sharing.h
+
 class ModelBackend {
  public:
   // A calibrated CPU backend (its own algorithm, ring for Gloo and the
@@ -75,6 +77,12 @@ class ModelBackend {
   // A ring over a fitted inter link at another bandwidth than fitted.
   std::optional<OtherBandwidth> other_bandwidth_;
   std::string source_, inter_source_;
+  // calibrated()'s steps: the links (`link_scale`: the one-node link's steps
+  // at these ranks, core_sharing.h), the per-size corrections that still
+  // apply, and the step delays at these ranks.
+  void fit_links(const Calibration& c, const Topology& t, double link_scale);
+  void keep_size_corrections(const Calibration& c, const Topology& t);
+  void scale_step_delays(const Calibration& c, const Topology& t, const RankScaling& ranks);
   std::string inter_description() const;
   std::string pair_description() const;
   double corrected_s(const LinkCost& link, const SizeCorrection& by_size, double bytes) const;

@@ -1,5 +1,5 @@
 // `tune --json`: results, recommendation and the --dry-run bucket plans
-// (docs/tuner.md has the fields; DESIGN.md the ones that must stay).
+// (docs/tuner.md has the fields).
 #pragma once
 
 #include <nlohmann/json.hpp>
