@@ -16,6 +16,7 @@ import tempfile
 import time
 
 import gpu_check_ranks as ranks
+import gpu_check_launch as launch
 
 ITERS = 30
 FAILED = []
@@ -204,7 +205,7 @@ def check_ddp_loops(build, nproc, timeout):
     own NCCL_HOSTID (scripts/onegpu_rank.sh)."""
     env = dict(os.environ, DDPSCOPE_BIN=os.path.abspath(os.path.join(build, "ddpscope")),
                DDPSCOPE_LOOPS_DEVICE="cuda", DDPSCOPE_LOOPS_NPROC=str(nproc),
-               DDPSCOPE_LOOPS_RANK_PREFIX=ranks.ONEGPU_RANK, PYTHONUNBUFFERED="1")
+               DDPSCOPE_LOOPS_RANK_PREFIX=launch.ONEGPU_RANK, PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "tests/ddp/test_ddp_loops.py"]
     print(f"$ DDPSCOPE_LOOPS_DEVICE=cuda DDPSCOPE_LOOPS_NPROC={nproc} "
           "DDPSCOPE_LOOPS_RANK_PREFIX=scripts/onegpu_rank.sh " + " ".join(cmd))
@@ -251,7 +252,7 @@ def check_tuner_nccl(build, work, nccl):
 def check_tuner_rings(build, work, nccl, nproc):
     """The tuner's NCCL backend timing a real ring: nproc ranks on the GPU,
     started by this check (each its own NCCL_HOSTID)."""
-    tuned = ranks.tune_ranks(build, work, nproc, "nccl", {"DDPSCOPE_NCCL_LIBRARY": nccl})
+    tuned = launch.tune_ranks(build, work, nproc, "nccl", {"DDPSCOPE_NCCL_LIBRARY": nccl})
     ranks.check_tuner(check, tuned, "nccl", nproc)
 
 
@@ -328,7 +329,7 @@ def benches(args):
 def slowdown(args, nproc):
     cmd = ["bench/ddp_slowdown.sh", "--nproc", str(nproc), "--pairs", "3", "--iters", "40",
            "--warmup", "10",
-           "--python", sys.executable, "--rank-prefix", ranks.ONEGPU_RANK, "--layers",
+           "--python", sys.executable, "--rank-prefix", launch.ONEGPU_RANK, "--layers",
            str(ranks.GPU_SHAPE["layers"]), "--width", str(ranks.GPU_SHAPE["width"]), "--batch",
            str(ranks.GPU_SHAPE["batch"]), "--", "--device", "cuda", "--bucket-cap-mb",
            str(ranks.GPU_SHAPE["bucket_cap_mb"])]

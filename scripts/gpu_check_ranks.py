@@ -5,20 +5,21 @@ sees separate hosts on the one device and runs real ring kernels through its
 socket transport. The checks here are pure functions of a run database, DDP's
 own account and the report's JSON: tests/gpu_check runs them on CPU against
 recorded Gloo runs and doctored copies, so a check that cannot fail is caught
-before a GPU is lent. Standard library only.
+before a GPU is lent. How the jobs are started is gpu_check_launch.py's.
+Standard library only.
 
 Every check is called as check(ok, what) -> ok (gpu_check.py prints it).
 """
 import json
 import os
 import re
-import socket
 import sqlite3
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ONEGPU_RANK = os.path.join(HERE, "onegpu_rank.sh")
+sys.path.insert(0, HERE)
+from gpu_check_launch import (check_exit, ddp_job, digests, record_ranks, report_json,  # noqa: E402
+                              run_ranks)
 NCCL_KERNEL = re.compile(r"^(ncclDevKernel|ncclSymkDevKernel|ncclKernel)_")
 # The collective an NCCL kernel runs, as its name spells it
 # (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclDevKernel_AllGather_RING_LL):
@@ -31,56 +32,6 @@ def runs_op(name, op):
     """Whether `name` is an NCCL kernel of collective `op` (by its name's word)."""
     word = KERNEL_OP.get(op)
     return bool(word and NCCL_KERNEL.match(name) and re.search(rf"_{word}(_|\(|$)", name))
-# What NCCL prints when it refuses the ranks (its duplicate-GPU check) or fails
-# to connect them: the lines a reader of the check's output must see.
-REFUSAL = re.compile(r"Duplicate GPU|NCCL WARN|NCCL error|ncclInvalidUsage|ncclSystemError|"
-                     r"ncclInternalError|ncclRemoteError|DistBackendError")
-
-
-def nccl_refusal(text):
-    """The lines of a failed job's output that say why NCCL refused or failed."""
-    return [line.strip() for line in text.splitlines() if REFUSAL.search(line)]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rank_env(rank, nproc, port, extra=None):
-    """What torchrun gives one rank (the plain runs and the tuner's ranks)."""
-    return dict(os.environ, **(extra or {}), RANK=str(rank), LOCAL_RANK=str(rank),
-                WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1",
-                MASTER_PORT=str(port))
-
-
-def run_ranks(cmd, nproc, timeout, extra_env=None):
-    """`cmd` as nproc local ranks, each under onegpu_rank.sh; (exit codes, output)."""
-    port = free_port()
-    procs = [subprocess.Popen([ONEGPU_RANK] + cmd, env=rank_env(r, nproc, port, extra_env),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for r in range(nproc)]
-    outs = []
-    try:
-        for p in procs:
-            outs.append(p.communicate(timeout=timeout)[0])
-    except subprocess.TimeoutExpired:
-        outs.append(f"timed out after {timeout} s")
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    return [p.returncode for p in procs], "".join(outs)
-
-
-def record_cmd(build, out, nproc, job, flags=()):
-    """`ddpscope record` starting nproc ranks, each under onegpu_rank.sh."""
-    return [os.path.join(build, "ddpscope"), "record", "-o", out, "--nproc", str(nproc), *flags,
-            "--", ONEGPU_RANK, sys.executable] + job
-
-
 # --- what DDP says it reduced ------------------------------------------------
 
 
@@ -293,36 +244,6 @@ def check_hang(check, report, nproc, state, waited_s=None):
               f"the hang's collective stayed in flight {waited} s (at least {waited_s} s)")
 
 
-# --- the tuner, its ranks started by this check --------------------------------
-
-
-def tune_ranks(build, work, nproc, backend, extra_env=None, timeout=240):
-    """`ddpscope tune` as nproc ranks under this check acting as the launcher
-    (the tuner's own --nproc gives every rank the same environment, and a rank
-    here needs its own NCCL_HOSTID); the results JSON rank 0 wrote, or None."""
-    results = os.path.join(work, f"tune-{backend}-{nproc}")
-    path = results + ".json"
-    cmd = [os.path.join(build, "ddpscope"), "tune", "--workload", "preset:resnet50",
-           "--backend", backend, "--bucket-mb", "1,25", "--iters", "5", "--warmup", "2",
-           "--results-dir", results, "--json", path]
-    print("$ " + " ".join(cmd) + f"   (x{nproc}, each under onegpu_rank.sh)")
-    codes, out = run_ranks(cmd, nproc, timeout, extra_env)
-    print("\n".join("  " + l for l in out.strip().splitlines()[-12:]))
-    ok = check_exit(codes, out)
-    if not ok or not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)
-
-
-def check_exit(codes, out):
-    if all(c == 0 for c in codes):
-        return True
-    for line in nccl_refusal(out)[:6]:
-        print("  NCCL: " + line)
-    return False
-
-
 def check_tuner(check, tuned, backend, nproc):
     results = (tuned or {}).get("results", [])
     check(len(results) == 2 and all(x["backend"] == backend and x["nranks"] == nproc and
@@ -334,7 +255,6 @@ def check_tuner(check, tuned, backend, nproc):
 
 # --- one section: the DDP job at nproc ranks ------------------------------------
 
-ROOT = os.path.dirname(HERE)
 # A job sized to overlap on a GPU: wide layers, buckets of a layer or two, so
 # the first buckets' all-reduces run while backward still computes.
 GPU_SHAPE = {"layers": 6, "width": 2048, "batch": 1024, "bucket_cap_mb": 8}
@@ -345,49 +265,6 @@ SLEEP_MS = 40.0
 # waits for it (2 ms of lateness measured on an H100); on GPUs of their own
 # the same sleep would show.
 LATE_GPU_SHAPE = {"layers": 2, "width": 256, "batch": 64, "bucket_cap_mb": 8}
-
-
-def ddp_job(out, device, iters, shape, extra=()):
-    return [os.path.join(ROOT, "examples", "ddp_train.py"), "--device", device,
-            "--iters", str(iters), "--layers", str(shape["layers"]),
-            "--width", str(shape["width"]), "--batch", str(shape["batch"]),
-            "--bucket-cap-mb", str(shape["bucket_cap_mb"]), "--ddp-log", os.path.join(out, "ddp"),
-            "--params-out", os.path.join(out, "params"), *extra]
-
-
-def record_ranks(check, build, out, nproc, job, what, flags=(), timeout=300):
-    cmd = record_cmd(build, out, nproc, job, flags)
-    print("$ " + " ".join(cmd))
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return check(False, f"{what} ends within {timeout} s")
-    print("\n".join("  " + l for l in r.stdout.strip().splitlines()[-4:]))
-    if r.returncode != 0:
-        check_exit([r.returncode], r.stdout + r.stderr)
-        print("\n".join("  stderr: " + l for l in r.stderr.strip().splitlines()[-8:]))
-    return check(r.returncode == 0, f"{what} exits 0 under record at {nproc} ranks "
-                 f"(got {r.returncode})")
-
-
-def report_json(build, out):
-    path = os.path.join(out, "report.json")
-    r = subprocess.run([os.path.join(build, "ddpscope"), "report", "-q",
-                        os.path.join(out, "run.db"), "--json", path],
-                       capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        print("  report: " + r.stderr.strip())
-        return None
-    with open(path) as f:
-        return json.load(f)
-
-
-def digests(params_dir, nproc):
-    out = []
-    for r in range(nproc):
-        with open(os.path.join(params_dir, f"params-rank{r}.json")) as f:
-            out.append(json.load(f)["sha256"])
-    return out
 
 
 def check_unperturbed(check, out, work, nproc, device, iters, shape):

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import ctest_unittest  # noqa: E402
 import gpu_check_ranks as ranks  # noqa: E402
+import gpu_check_launch as launch  # noqa: E402
 
 BUILD = os.path.dirname(os.environ.get("DDPSCOPE_BIN", os.path.join(ROOT, "build", "ddpscope")))
 ITERS = 6
@@ -106,7 +107,7 @@ class GpuCheckLogic(unittest.TestCase):
                  "'w').write(' '.join(os.environ.get(k, '-') for k in ('NCCL_HOSTID', "
                  "'NCCL_SOCKET_IFNAME', 'NCCL_IB_DISABLE')))")
         os.makedirs(out)
-        r = subprocess.run(ranks.record_cmd(BUILD, os.path.join(out, "rec"), 3,
+        r = subprocess.run(launch.record_cmd(BUILD, os.path.join(out, "rec"), 3,
                                             ["-c", probe, out]),
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -115,7 +116,7 @@ class GpuCheckLogic(unittest.TestCase):
 
     def test_the_wrapper_refuses_to_run_outside_a_launcher(self):
         env = {k: v for k, v in os.environ.items() if k != "RANK"}
-        r = subprocess.run([ranks.ONEGPU_RANK, "true"], env=env, capture_output=True, text=True)
+        r = subprocess.run([launch.ONEGPU_RANK, "true"], env=env, capture_output=True, text=True)
         self.assertEqual((r.returncode, len(r.stderr.strip().splitlines())), (2, 1), r.stderr)
         self.assertIn("RANK is not set", r.stderr)
 
@@ -196,7 +197,7 @@ class GpuCheckLogic(unittest.TestCase):
                            "0, NULL, 'compute')", (r, s - 1000, s + int((e - s) * hide)))
         db.commit()
         os.remove(os.path.join(out, "report.json"))
-        report = ranks.report_json(BUILD, out)
+        report = launch.report_json(BUILD, out)
         self.assertIsNotNone(report)
         return db, report
 
@@ -291,7 +292,7 @@ class GpuCheckLogic(unittest.TestCase):
                          [])
 
     def test_the_tuners_ranks_started_by_the_check(self):
-        tuned = ranks.tune_ranks(BUILD, self.work, 2, "gloo")
+        tuned = launch.tune_ranks(BUILD, self.work, 2, "gloo")
         c = run_check(ranks.check_tuner, tuned, "gloo", 2)
         self.assertEqual(c.failed(), [])
         self.assertEqual(len(run_check(ranks.check_tuner, None, "nccl", 2).failed()), 1)
@@ -302,7 +303,7 @@ class GpuCheckLogic(unittest.TestCase):
                 "both on CUDA device 1d000\n"
                 "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:77, "
                 "invalid usage\n  File \"x.py\", line 3\n")
-        lines = ranks.nccl_refusal(text)
+        lines = launch.nccl_refusal(text)
         self.assertEqual(len(lines), 2, lines)
         self.assertIn("Duplicate GPU detected", lines[0])
 
