@@ -15,31 +15,43 @@ namespace {
 using namespace ddpscope::analysis;
 using namespace ddpscope::reports::json_fields;
 
+// FSDP's per-step figures are keys of a run with FSDP only: other reports
+// stay as they were.
 Json iterations_summary(const RunAnalysis& run) {
   const auto& it = run.iterations;
-  return {{"count", it.count},
-          {"warmup", it.warmup},
-          {"shadow", it.shadow},
-          {"median_ms", num(it.median_ms)},
-          {"p95_ms", num(it.p95_ms)},
-          {"mean_ms", num(it.mean_ms)},
-          {"comm_median_ms", num(it.comm_median_ms)},
-          {"exposed_median_ms", num(it.exposed_median_ms)},
-          {"busy_median_ms", num(it.busy_median_ms)}};
+  Json j = {{"count", it.count},
+            {"warmup", it.warmup},
+            {"shadow", it.shadow},
+            {"median_ms", num(it.median_ms)},
+            {"p95_ms", num(it.p95_ms)},
+            {"mean_ms", num(it.mean_ms)},
+            {"comm_median_ms", num(it.comm_median_ms)},
+            {"exposed_median_ms", num(it.exposed_median_ms)},
+            {"busy_median_ms", num(it.busy_median_ms)}};
+  if (!run.fsdp.empty()) {
+    j["fsdp_comm_median_ms"] = num(it.fsdp_comm_median_ms);
+    j["fsdp_exposed_median_ms"] = num(it.fsdp_exposed_median_ms);
+  }
+  return j;
 }
 
 Json to_json(const IterationStats& i) {
-  return {{"rank", i.rank},
-          {"index", i.index},
-          {"warmup", i.warmup},
-          {"shadow", i.shadow},
-          {"start_ns", i.start_ns},
-          {"end_ns", i.end_ns},
-          {"iter_ms", num(i.iter_ms)},
-          {"comm_ms", num(i.comm_ms)},
-          {"comm_busy_ms", num(i.comm_busy_ms)},
-          {"exposed_ms", num(i.exposed_ms)},
-          {"buckets", i.buckets}};
+  Json j = {{"rank", i.rank},
+            {"index", i.index},
+            {"warmup", i.warmup},
+            {"shadow", i.shadow},
+            {"start_ns", i.start_ns},
+            {"end_ns", i.end_ns},
+            {"iter_ms", num(i.iter_ms)},
+            {"comm_ms", num(i.comm_ms)},
+            {"comm_busy_ms", num(i.comm_busy_ms)},
+            {"exposed_ms", num(i.exposed_ms)},
+            {"buckets", i.buckets}};
+  if (i.fsdp_comm_ms > 0) {
+    j["fsdp_comm_ms"] = num(i.fsdp_comm_ms);
+    j["fsdp_exposed_ms"] = num(i.fsdp_exposed_ms);
+  }
+  return j;
 }
 
 Json to_json(const BucketStats& b) {
@@ -150,6 +162,7 @@ const std::vector<Key> kLayout = {
     {"compute_source", [](const RunAnalysis& run, Json& j) { j = run.compute_source; }},
     {"iterations", [](const RunAnalysis& run, Json& j) { j = iterations_summary(run); }},
     {"ddp", [](const RunAnalysis& run, Json& j) { j = array_of(run.ddp); }},
+    {"fsdp"},
     {"roles", [](const RunAnalysis& run, Json& j) { j = array_of(run.roles); }},
     {"buckets", [](const RunAnalysis& run, Json& j) { j = array_of(run.buckets); }},
     {"collectives", [](const RunAnalysis& run, Json& j) { j = array_of(run.collectives); }},

@@ -110,6 +110,7 @@ const std::vector<Part> kLayout = {
     {"hangs"},
     {"iterations", print_iterations},
     {"ddp", print_ddp},
+    {"fsdp"},
     {"buckets", print_buckets},
     {"nccl_choices", print_nccl_choices},
     {"stragglers"},

@@ -7,6 +7,8 @@
 #include <span>
 
 #include "profiler/analysis/ddp_account.h"
+#include "profiler/analysis/fsdp_account.h"
+#include "profiler/analysis/fsdp_units.h"
 #include "profiler/analysis/hangs.h"
 #include "profiler/analysis/kernel_overlap.h"
 #include "profiler/analysis/mismatches.h"
@@ -42,7 +44,7 @@ void rank_endings(RunAnalysis& run, store::RunReader& reader,
 uint64_t ddp_comm(std::span<const Call> mine) {
   std::map<uint64_t, uint64_t> bytes;
   for (const auto& c : mine)
-    if (c.op == Op::allreduce) bytes[c.comm_id] += c.bytes;
+    if (c.op == Op::allreduce && !is_fsdp(c.role)) bytes[c.comm_id] += c.bytes;
   return busiest_comm(bytes);
 }
 
@@ -77,6 +79,24 @@ std::map<int, std::span<Call>> calls_by_rank(std::vector<Call>& calls) {
   for (size_t i = 0, j = 0; i < calls.size(); i = j) {
     while (j < calls.size() && calls[j].rank == calls[i].rank) ++j;
     out[calls[i].rank] = std::span<Call>(calls.data() + i, j - i);
+  }
+  return out;
+}
+
+// Each rank's collectives classified from FSDP's own account, where it has
+// one: before DDP's, which leaves FSDP's collectives alone.
+std::map<int, FsdpRankAccount> classify_fsdp(store::RunReader& reader,
+                                             const std::map<int, std::span<Call>>& by_rank) {
+  std::map<int, std::vector<FsdpInfoRecord>> info;
+  for (auto& r : reader.rows<FsdpInfoRecord>("", "rank, recorded_ns")) info[r.rank].push_back(r);
+  if (info.empty()) return {};
+  std::map<int, std::vector<FsdpRegionRecord>> regions;
+  for (auto& r : reader.rows<FsdpRegionRecord>()) regions[r.rank].push_back(r);
+  std::map<int, FsdpRankAccount> out;
+  for (auto& [rank, facts] : info) {
+    auto calls = by_rank.find(rank);
+    out[rank] = classify_fsdp_rank(calls == by_rank.end() ? std::span<Call>() : calls->second,
+                                   std::move(regions[rank]), facts);
   }
   return out;
 }
@@ -129,9 +149,12 @@ bool view_from_account(RankView& v, std::span<const Call> mine, const RankAccoun
   return true;
 }
 
-// `mine`: this rank's calls (a slice of the run's, which it may mark).
+// `mine`: this rank's calls (a slice of the run's, which it may mark). A rank
+// with FSDP's account and no DDP's gets no DDP inferred from the pattern: its
+// all-reduces are FSDP's (Gloo carries reduce-scatters as all-reduces) or
+// the user's.
 RankView make_view(store::RunReader& reader, std::span<Call> mine, int rank,
-                   std::vector<Interval> compute, const RankAccount* account) {
+                   std::vector<Interval> compute, const RankAccount* account, bool fsdp) {
   RankView v;
   v.rank = rank;
   v.compute = union_of(std::move(compute));
@@ -140,9 +163,10 @@ RankView make_view(store::RunReader& reader, std::span<Call> mine, int rank,
     if (!v.compute_from_kernels) v.compute = backward_windows(v);
     return v;
   }
+  if (fsdp) return v;
   uint64_t comm = ddp_comm(mine);
   for (const auto& c : mine)
-    if (c.op == Op::allreduce && c.comm_id == comm) v.ddp.push_back(c);
+    if (c.op == Op::allreduce && c.comm_id == comm && !is_fsdp(c.role)) v.ddp.push_back(c);
   std::sort(v.ddp.begin(), v.ddp.end(), [](const Call& a, const Call& b) { return a.seq < b.seq; });
   auto steps = union_of(query_intervals(
       reader,
@@ -316,21 +340,51 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
 
 // One view per rank that left a process row, over its slice of `calls`.
 std::vector<RankView> rank_views(store::RunReader& reader, const std::vector<ProcessRecord>& procs,
-                                 std::vector<Call>& calls,
-                                 const std::map<int, RankAccount>& accounts) {
+                                 std::map<int, std::span<Call>>& by_rank,
+                                 const std::map<int, RankAccount>& accounts,
+                                 const std::map<int, FsdpRankAccount>& fsdp) {
   std::vector<RankView> views;
   std::set<int> ranks;
   for (const auto& p : procs) ranks.insert(p.rank);
   core::progress::update("analysis: kernels", 0, 0);
   auto compute = kernel_intervals(reader, KernelKind::compute);
-  auto by_rank = calls_by_rank(calls);
   for (int r : ranks) {
     core::progress::update("analysis: ranks", views.size(), ranks.size());
     auto acc = accounts.find(r);
+    auto f = fsdp.find(r);
     views.push_back(make_view(reader, by_rank[r], r, std::move(compute[r]),
-                              acc == accounts.end() ? nullptr : &acc->second));
+                              acc == accounts.end() ? nullptr : &acc->second,
+                              f != fsdp.end() && !f->second.empty()));
   }
   return views;
+}
+
+// FSDP's units and steps; a rank without DDP iterations takes FSDP's steps
+// for its iterations.
+void fsdp_summary(RunAnalysis& run, std::vector<RankView>& views,
+                  std::map<int, std::span<Call>>& by_rank,
+                  const std::map<int, FsdpRankAccount>& accounts) {
+  if (accounts.empty()) return;
+  std::vector<FsdpRankInput> in;
+  for (const auto& v : views) {
+    auto acc = accounts.find(v.rank);
+    if (acc == accounts.end()) continue;
+    static const std::vector<Interval> kNone;
+    in.push_back(
+        {v.rank, by_rank[v.rank], &acc->second, v.compute_from_kernels ? &v.compute : &kNone});
+  }
+  auto fsdp = analyze_fsdp(in);
+  run.fsdp = std::move(fsdp.roots);
+  std::vector<double> comm, exposed;
+  for (auto& v : views) {
+    auto steps = fsdp.steps.find(v.rank);
+    if (steps == fsdp.steps.end()) continue;
+    for (const auto& s : steps->second)
+      if (!s.warmup) comm.push_back(s.fsdp_comm_ms), exposed.push_back(s.fsdp_exposed_ms);
+    if (v.split.iterations.empty()) v.fsdp_steps = std::move(steps->second);
+  }
+  run.iterations.fsdp_comm_median_ms = stats::quantile(comm, 0.5);
+  run.iterations.fsdp_exposed_median_ms = stats::quantile(exposed, 0.5);
 }
 
 }  // namespace
@@ -345,6 +399,12 @@ const char* name_of(CollectiveRole role) {
       return "user";
     case CollectiveRole::unknown:
       return "unknown";
+    case CollectiveRole::fsdp_all_gather:
+      return "fsdp_all_gather";
+    case CollectiveRole::fsdp_reduce_scatter:
+      return "fsdp_reduce_scatter";
+    case CollectiveRole::fsdp_all_reduce:
+      return "fsdp_all_reduce";
   }
   return "unknown";
 }
@@ -359,12 +419,15 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   auto procs = reader.processes();
   describe_run(run, reader, procs);
   auto [calls, device_spans, origin] = read_collectives(run, reader);
+  auto by_rank = calls_by_rank(calls);
+  auto fsdp = classify_fsdp(reader, by_rank);
   auto accounts = classify(reader, calls);
-  auto views = rank_views(reader, procs, calls, accounts);
+  auto views = rank_views(reader, procs, by_rank, accounts, fsdp);
   bool kernels =
       std::any_of(views.begin(), views.end(), [](auto& v) { return v.compute_from_kernels; });
   run.compute_source = kernels ? "kernels" : "backward-window";
 
+  fsdp_summary(run, views, by_rank, fsdp);
   iteration_summary(run, views);
   NcclChoices choices = nccl_choices(reader);
   run.buckets = bucket_stats(views, choices);

@@ -233,7 +233,7 @@ void Walk::from_reducer(Call& c, int64_t pg_key) {
 void Walk::group(int64_t pg_key, const GroupTie& tie) {
   std::vector<size_t> mine;  // this group's calls, in group seq order
   for (size_t i = 0; i < calls_.size(); ++i)
-    if (calls_[i].comm_id == tie.comm_id) mine.push_back(i);
+    if (calls_[i].comm_id == tie.comm_id && !is_fsdp(calls_[i].role)) mine.push_back(i);
   std::sort(mine.begin(), mine.end(),
             [&](size_t a, size_t b) { return calls_[a].seq < calls_[b].seq; });
   std::vector<size_t> forwards;

@@ -36,6 +36,7 @@ std::vector<Interval> backward_windows(const RankView& v) {
 }
 
 std::vector<IterationStats> iteration_stats(const RankView& v) {
+  if (v.split.iterations.empty()) return v.fsdp_steps;
   std::vector<IterationStats> out;
   const auto& its = v.split.iterations;
   for (size_t k = 0; k < its.size(); ++k) {

@@ -32,6 +32,8 @@ struct RankView {
   bool from_account = false;      // ddp and split come from DDP's own account
   std::vector<Interval> compute;  // union of compute intervals
   bool compute_from_kernels = false;
+  // Without DDP iterations, FSDP's steps are the rank's (fsdp_units.h).
+  std::vector<IterationStats> fsdp_steps;
 };
 
 // Every rank's kernels of one kind (as stored, not yet unioned), three

@@ -59,6 +59,7 @@ std::vector<Recommendation> recommend(const RunAnalysis& run) {
   rules::bucket_rules(run, out);
   rules::static_graph_rules(run, out);
   rules::straggler_rules(run, out);
+  rules::fsdp_rules(run, out);
   if (!rules::nccl_choice_rules(run, out)) nccl_rules(run, out);
   return out;
 }

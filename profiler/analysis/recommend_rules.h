@@ -43,5 +43,8 @@ void straggler_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 // NCCL switched algorithm or protocol at a size where bandwidth then fell
 // (recommend_nccl.cpp; needs NCCL's profiler plugin). True if it advised.
 bool nccl_choice_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
+// FSDP: exposed all-gathers, too fine a wrapping, reductions after backward
+// (recommend_fsdp.cpp).
+void fsdp_rules(const RunAnalysis& run, std::vector<Recommendation>& out);
 
 }  // namespace ddpscope::analysis::rules

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analysis/fsdp_stats.h"
 #include "profiler/analysis/op_summary.h"
 #include "profiler/core/vocab.h"
 
@@ -33,6 +34,8 @@ struct IterationStats {
   // The host call of its first bucket (on a GPU, the launch; start_ns is when
   // the bucket ran): where a host-side step marker (Kineto's ProfilerStep) starts.
   int64_t launch_ns = 0;
+  // FSDP's communication in it (busy time) and the part compute waited for.
+  double fsdp_comm_ms = 0, fsdp_exposed_ms = 0;
 };
 
 // One DDP bucket position (index in DDP's reduction order), over the steady
@@ -175,7 +178,17 @@ inline double straggle_ms(const RankStats& r) {
 // gradient bucket, DDP's own control traffic (parameter checks, used-parameter
 // maps, join flags, buffer broadcasts), the user's own torch.distributed call,
 // or nobody we could name.
-enum class CollectiveRole : uint8_t { ddp_bucket, ddp_control, user, unknown };
+// FSDP's collectives carry its own three roles (fsdp_account.h).
+enum class CollectiveRole : uint8_t {
+  ddp_bucket,
+  ddp_control,
+  user,
+  unknown,
+  fsdp_all_gather,
+  fsdp_reduce_scatter,
+  fsdp_all_reduce
+};
+inline bool is_fsdp(CollectiveRole r) { return r >= CollectiveRole::fsdp_all_gather; }
 const char* name_of(CollectiveRole role);
 
 struct RoleStats {
@@ -233,7 +246,11 @@ struct RunAnalysis {
     double median_ms = 0, p95_ms = 0, mean_ms = 0;
     double comm_median_ms = 0, exposed_median_ms = 0, busy_median_ms = 0;
     int shadow = 0;  // join() shadow iterations per rank (median over ranks)
+    // FSDP's communication per step (busy time) and its exposed part; 0 without FSDP.
+    double fsdp_comm_median_ms = 0, fsdp_exposed_median_ms = 0;
   } iterations;
+
+  std::vector<FsdpRootStats> fsdp;  // empty: no FSDP2 account in the run
 
   std::vector<DdpInstanceSummary> ddp;  // empty: no DDP seen (pattern found nothing either)
   std::vector<RoleStats> roles;         // collectives by who issued them

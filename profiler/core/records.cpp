@@ -121,4 +121,40 @@ std::optional<DdpRegionKind> parse_ddp_region_kind(std::string_view n) {
   return std::nullopt;
 }
 
+namespace {
+constexpr FsdpRegionKind kFsdpKinds[] = {FsdpRegionKind::forward_all_gather,
+                                         FsdpRegionKind::backward_all_gather,
+                                         FsdpRegionKind::reduce_scatter,
+                                         FsdpRegionKind::all_reduce,
+                                         FsdpRegionKind::wait,
+                                         FsdpRegionKind::step,
+                                         FsdpRegionKind::backward_end};
+}  // namespace
+
+const char* name_of(FsdpRegionKind kind) {
+  switch (kind) {
+    case FsdpRegionKind::forward_all_gather:
+      return "forward_all_gather";
+    case FsdpRegionKind::backward_all_gather:
+      return "backward_all_gather";
+    case FsdpRegionKind::reduce_scatter:
+      return "reduce_scatter";
+    case FsdpRegionKind::all_reduce:
+      return "all_reduce";
+    case FsdpRegionKind::wait:
+      return "wait";
+    case FsdpRegionKind::step:
+      return "step";
+    case FsdpRegionKind::backward_end:
+      return "backward_end";
+  }
+  return "wait";
+}
+
+std::optional<FsdpRegionKind> parse_fsdp_region_kind(std::string_view n) {
+  for (auto k : kFsdpKinds)
+    if (n == name_of(k)) return k;
+  return std::nullopt;
+}
+
 }  // namespace ddpscope

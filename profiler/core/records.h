@@ -220,6 +220,49 @@ struct DdpRegionRecord {
   int64_t end_ns = kNoTime;
 };
 
+// FSDP2's own account of itself, from the same start-up hook: one fact about
+// one unit (an FSDPParamGroup: the parameters one fully_shard call manages;
+// unit: numbered per process in the order their roots first ran). Keys are
+// documented in docs/schema.md.
+struct FsdpInfoRecord {
+  int32_t rank = 0;
+  int32_t unit = 0;
+  std::string key;
+  std::string value;
+  int64_t recorded_ns = kNoTime;
+};
+
+// What FSDP was doing for a unit: one collective it issued (its process
+// group numbered it seq_begin; seq_end = seq_begin + 1), or a moment without
+// one (a wait, a step's start, backward's end: seq -1).
+enum class FsdpRegionKind : uint8_t {
+  forward_all_gather,   // unshard in forward (or a forward prefetch)
+  backward_all_gather,  // unshard in backward (or a backward prefetch)
+  reduce_scatter,       // post-backward: the gradients' reduce-scatter
+  all_reduce,           // post-backward: HSDP's all-reduce over the replicate group
+  wait,                 // wait_for_unshard: the unit needs its parameters now
+  step,                 // the root's pre-forward: a training step begins (unit: the root's)
+  backward_end,         // the root's post-backward callback: autograd is done
+};
+
+enum FsdpRegionFlag : uint32_t {
+  kFsdpPrefetch = 1,  // issued ahead of need, by another unit (_prefetch_unshard)
+  kFsdpAsync = 2,     // issued with async_op: the call returned before completion
+};
+
+struct FsdpRegionRecord {
+  int32_t rank = 0;
+  int32_t unit = 0;
+  FsdpRegionKind kind = FsdpRegionKind::wait;
+  int64_t pg_key = 0;  // the process group (its Python id); 0: none
+  int64_t seq_begin = -1;
+  int64_t seq_end = -1;
+  uint32_t flags = 0;
+  uint32_t tid = 0;
+  int64_t start_ns = kNoTime;
+  int64_t end_ns = kNoTime;
+};
+
 // NCCL's own account of its work, from its profiler plugin
 // (injector/nccl_profiler/). comm_hash is the 64-bit hash NCCL hands the
 // plugin at init (its commHash), stored as its two's-complement int64; seq is
@@ -321,6 +364,8 @@ struct NcclCeOpRecord {
 
 const char* name_of(DdpRegionKind kind);
 std::optional<DdpRegionKind> parse_ddp_region_kind(std::string_view name);
+const char* name_of(FsdpRegionKind kind);
+std::optional<FsdpRegionKind> parse_fsdp_region_kind(std::string_view name);
 
 const char* name_of(KernelKind kind);
 const char* name_of(SyncCall call);

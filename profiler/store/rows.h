@@ -26,6 +26,8 @@ DDPSCOPE_ROW(RangeRecord);                 // rows_gpu.cpp
 DDPSCOPE_ROW(SyncRecord);                  // rows_gpu.cpp
 DDPSCOPE_ROW(DdpInfoRecord);               // rows_ddp.cpp
 DDPSCOPE_ROW(DdpRegionRecord);             // rows_ddp.cpp
+DDPSCOPE_ROW(FsdpInfoRecord);              // rows_fsdp.cpp
+DDPSCOPE_ROW(FsdpRegionRecord);            // rows_fsdp.cpp
 DDPSCOPE_ROW(NcclPluginCommRecord);        // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclPluginCollectiveRecord);  // rows_nccl_plugin.cpp
 DDPSCOPE_ROW(NcclProxyOpRecord);           // rows_nccl_plugin.cpp

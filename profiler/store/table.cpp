@@ -37,6 +37,8 @@ std::span<const TableSpec* const> tables() {
       &Row<SyncRecord>::table(),
       &Row<DdpInfoRecord>::table(),
       &Row<DdpRegionRecord>::table(),
+      &Row<FsdpInfoRecord>::table(),
+      &Row<FsdpRegionRecord>::table(),
       &Row<NcclPluginCommRecord>::table(),
       &Row<NcclPluginCollectiveRecord>::table(),
       &Row<NcclProxyOpRecord>::table(),

@@ -32,6 +32,7 @@ using Part = LayoutEntry<void (*)(const RunAnalysis&, std::ostream&)>;
 const std::vector<Part> kLayout = {
     {"recommendations", html::write_recommendations},
     {"iterations", html::write_iteration_table},
+    {"fsdp"},
     {"stragglers"},
     {"ops", html::write_op_table},
 };

@@ -5,6 +5,8 @@ been imported by the job itself (nothing is imported early):
   torch.nn.parallel.distributed    DDP's constructor, forward, comm hooks, join hook
   torch.distributed.distributed_c10d  the user's own collective calls
   torch.distributed.algorithms.join   the Join context's own collectives
+  torch.distributed.fsdp._fully_shard._fsdp_param_group, ._fsdp_state
+                                      FSDP2's units and their collectives
 Each patch wraps a function: it calls the original with the same arguments and
 returns its result, noting only the process group's sequence number before and
 after, so the analysis can tell which collectives the wrapped code issued.
@@ -51,7 +53,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 def install():
     if not native.load():
         return
-    from ddpscope_ddp import c10d_patches, ddp_patches
+    from ddpscope_ddp import c10d_patches, ddp_patches, fsdp_patches
 
     sys.meta_path.insert(
         0,
@@ -60,6 +62,9 @@ def install():
                 "torch.nn.parallel.distributed": ddp_patches.patch,
                 "torch.distributed.distributed_c10d": c10d_patches.patch_collectives,
                 "torch.distributed.algorithms.join": c10d_patches.patch_join,
+                "torch.distributed.fsdp._fully_shard._fsdp_param_group":
+                    fsdp_patches.patch_param_group,
+                "torch.distributed.fsdp._fully_shard._fsdp_state": fsdp_patches.patch_state,
             }
         ),
     )

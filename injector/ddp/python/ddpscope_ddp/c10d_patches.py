@@ -2,14 +2,15 @@
 
 A torch.distributed call made outside every DDP region is the user's (a loss
 all-reduce for logging, say); made inside one, it is DDP's and is left to that
-region. Join's own counting of the ranks still training is join control.
+region. Made while FSDP communicates for a unit (fsdp_patches.context()), it
+is FSDP's, and noted with the unit and phase. Join's own counting of the ranks still training is join control.
 """
 
 import functools
 import inspect
 
-from ddpscope_ddp import native
-from ddpscope_ddp.native import JOIN_CONTROL, USER, Region
+from ddpscope_ddp import fsdp_patches, native
+from ddpscope_ddp.native import JOIN_CONTROL, USER, FsdpCall, Region
 
 # The public collectives of torch.distributed that take a `group`.
 _COLLECTIVES = (
@@ -17,7 +18,8 @@ _COLLECTIVES = (
     "all_gather_into_tensor", "_all_gather_base", "all_gather_coalesced", "reduce_scatter",
     "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single",
     "gather", "scatter", "barrier", "all_gather_object", "broadcast_object_list",
-    "gather_object", "scatter_object_list", "monitored_barrier",
+    "gather_object", "scatter_object_list", "monitored_barrier", "all_gather_single",
+    "reduce_scatter_single",
 )
 
 
@@ -25,7 +27,7 @@ def patch_collectives(mod):
     for name in _COLLECTIVES:
         fn = getattr(mod, name, None)
         if callable(fn):
-            setattr(mod, name, _follow_user_call(mod, fn))
+            setattr(mod, name, _follow_user_call(mod, name, fn))
 
 
 def _group_locator(fn):
@@ -38,18 +40,23 @@ def _group_locator(fn):
     return lambda args, kwargs: kwargs.get("group", args[index] if len(args) > index else None)
 
 
-def _follow_user_call(mod, fn):
+def _follow_user_call(mod, name, fn):
     group_of = _group_locator(fn)
 
     @functools.wraps(fn)
     def user_call(*args, **kwargs):
         if native.compiling() or native.inside_region():
             return fn(*args, **kwargs)
+        fsdp = fsdp_patches.context()
         group = group_of(args, kwargs)
         if group is None:
             try:
                 group = mod._get_default_group()
             except Exception:
+                return fn(*args, **kwargs)
+        if fsdp is not None:  # FSDP's own, for one of its units
+            flags = fsdp[2] | (fsdp_patches.ASYNC if kwargs.get("async_op") else 0)
+            with FsdpCall(fsdp_patches.kind_for(fsdp, name), fsdp[0], group, flags):
                 return fn(*args, **kwargs)
         with Region(USER, -1, group):
             return fn(*args, **kwargs)

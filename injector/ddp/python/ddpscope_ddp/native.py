@@ -35,6 +35,12 @@ def load():
                                            ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64]
         lib.ddpscope_py_info.restype = None
         lib.ddpscope_py_info.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
+        lib.ddpscope_py_fsdp_region.restype = None
+        lib.ddpscope_py_fsdp_region.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64,
+                                                ctypes.c_int64, ctypes.c_int64, ctypes.c_uint32,
+                                                ctypes.c_uint64, ctypes.c_uint64]
+        lib.ddpscope_py_fsdp_info.restype = None
+        lib.ddpscope_py_fsdp_info.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
     except (OSError, AttributeError):
         return False
     if not lib.ddpscope_py_recording():
@@ -54,6 +60,57 @@ def notice(text):
 def info(instance, key, value):
     if _lib is not None:
         _lib.ddpscope_py_info(int(instance), str(key).encode(), str(value).encode())
+
+
+def now():
+    return _lib.ddpscope_py_now() if _lib is not None else 0
+
+
+def fsdp_info(unit, key, value):
+    if _lib is not None:
+        _lib.ddpscope_py_fsdp_info(int(unit), str(key).encode(), str(value).encode())
+
+
+def fsdp_mark(kind, unit, pg_key, t_begin, t_end):
+    """An FSDP moment that issues no collective (a wait, a step's start).
+    Called from `finally` blocks in the job's path: it never raises."""
+    try:
+        if _lib is not None:
+            _lib.ddpscope_py_fsdp_region(kind, unit, pg_key, -1, -1, 0, t_begin, t_end)
+    except Exception as e:
+        notice(f"could not note an FSDP moment ({type(e).__name__}: {e})")
+
+
+class FsdpCall:
+    """with FsdpCall(kind, unit, pg, flags): one collective FSDP issued for a
+    unit, noted with the group's sequence numbers around it. It is a region
+    while it runs, so the collectives torch calls inside it (an alias calling
+    its new name) stay its own."""
+
+    __slots__ = ("kind", "unit", "pg", "flags", "seq_begin", "t_begin")
+
+    def __init__(self, kind, unit, pg, flags):
+        self.kind, self.unit, self.pg, self.flags = kind, unit, pg, flags
+
+    def __enter__(self):
+        _stack().append(self)
+        self.seq_begin = sequence_number(self.pg)
+        self.t_begin = now()
+        return self
+
+    def __exit__(self, *exc):
+        seq_end = sequence_number(self.pg)
+        stack = _stack()
+        if stack and stack[-1] is self:
+            stack.pop()
+        try:  # emitted on errors too: what was issued before one was still issued
+            if _lib is not None:
+                _lib.ddpscope_py_fsdp_region(self.kind, self.unit, id(self.pg),
+                                             self.seq_begin if seq_end >= 0 else -1, seq_end,
+                                             self.flags, self.t_begin, now())
+        except Exception as e:
+            notice(f"could not note an FSDP collective ({type(e).__name__}: {e})")
+        return False
 
 
 def sequence_number(pg):

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""A configurable PyTorch FSDP2 (fully_shard) training job, the example
+ddpscope records for fully sharded data parallelism.
+
+Launch it with the variables torchrun sets (RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT) -- `ddpscope record --nproc N -- python3 examples/fsdp_train.py`
+does exactly that. The backend follows the device: gloo on cpu, nccl on cuda.
+
+The model is --blocks blocks (Linear, ReLU, Linear), each wrapped by
+fully_shard, then the root (which holds the head). Options add what users
+combine with it: mixed precision, no reshard after forward, explicit
+prefetching, HSDP (a replicate x shard mesh) and a DDP-wrapped module beside
+the sharded one.
+
+--fsdp-log DIR writes FSDP's own account of each unit (its module's name, its
+padded sharded and unsharded sizes, the all-gather and reduce dtypes) to
+DIR/fsdp-rank<R>.json, which the tests compare with what ddpscope recorded.
+--params-out DIR writes a digest of the trained parameters to
+DIR/params-rank<R>.json: a profiler must not perturb training.
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+try:  # torch >= 2.6. Debian's 1.13 has no FSDP2, and its FSDP1 fails to import on Python 3.11
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+except (ImportError, ValueError):
+    fully_shard = None
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--blocks", type=int, default=4, help="fully_shard units below the root")
+    p.add_argument("--width", type=int, default=256)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--iters", type=int, default=10, help="training steps")
+    p.add_argument("--mixed-precision", action="store_true",
+                   help="all-gather in bfloat16, reduce in float32")
+    p.add_argument("--no-reshard-after-forward", action="store_true")
+    p.add_argument("--prefetch", type=int, default=0,
+                   help="each block prefetches the next N blocks' all-gathers explicitly, "
+                   "forward and backward")
+    p.add_argument("--hsdp", action="store_true",
+                   help="a (replicate, shard) mesh of (2, world/2): HSDP")
+    p.add_argument("--ddp-head", action="store_true",
+                   help="a second model, a DDP-wrapped head, trained in the same step")
+    p.add_argument("--fsdp-log", metavar="DIR", help="dump FSDP's own account per rank here")
+    p.add_argument("--params-out", metavar="DIR",
+                   help="write a digest of the trained parameters per rank here")
+    return p.parse_args()
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.up = nn.Linear(width, width)
+        self.down = nn.Linear(width, width)
+
+    def forward(self, x):
+        return x + self.down(torch.relu(self.up(x)))
+
+
+class Model(nn.Module):
+    def __init__(self, blocks, width):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(width) for _ in range(blocks))
+        self.head = nn.Linear(width, 10)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def shard(model, args, device):
+    kwargs = {}
+    if args.hsdp:
+        from torch.distributed.device_mesh import init_device_mesh
+
+        world = dist.get_world_size()
+        kwargs["mesh"] = init_device_mesh(device.type, (2, world // 2),
+                                          mesh_dim_names=("replicate", "shard"))
+    if args.mixed_precision:
+        kwargs["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16,
+                                                   reduce_dtype=torch.float32)
+    if args.no_reshard_after_forward:
+        kwargs["reshard_after_forward"] = False
+    for block in model.blocks:
+        fully_shard(block, **kwargs)
+    fully_shard(model, **kwargs)
+    if args.prefetch > 0:
+        blocks = list(model.blocks)
+        for i, block in enumerate(blocks):
+            block.set_modules_to_forward_prefetch(blocks[i + 1:i + 1 + args.prefetch])
+            if i > 0:
+                block.set_modules_to_backward_prefetch(blocks[max(0, i - args.prefetch):i][::-1])
+
+
+def fsdp_account(model):
+    """FSDP's own account of each unit: the module's name in the root, its
+    parameters, padded sizes in elements, and the collectives' dtypes."""
+    units = []
+    for name, module in model.named_modules():
+        state = module._get_fsdp_state() if hasattr(module, "_get_fsdp_state") else None
+        group = getattr(state, "_fsdp_param_group", None) if state is not None else None
+        if group is None:
+            continue
+        params = group.fsdp_params
+        units.append({
+            "fqn": name,
+            "params": len(params),
+            "padded_sharded_numel": sum(p.padded_sharded_param_size.numel() for p in params),
+            "padded_unsharded_numel": sum(p.padded_sharded_param_size.numel() for p in params)
+            * group.mesh_info.shard_mesh_size,
+            "all_gather_dtype": str(params[0].param_dtype or params[0].orig_dtype).replace("torch.", ""),
+            "reduce_dtype": str(params[0].reduce_dtype or params[0].orig_dtype).replace("torch.", ""),
+        })
+    return units
+
+
+def params_digest(model):
+    """sha256 over every parameter's name and local shard, in module order."""
+    digest = hashlib.sha256()
+    for name, p in model.named_parameters():
+        local = p.to_local() if hasattr(p, "to_local") else p
+        digest.update(name.encode())
+        digest.update(local.detach().to("cpu").float().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def main():
+    args = parse_args()
+    if fully_shard is None:
+        print(f"torch {torch.__version__} has no FSDP2 (torch.distributed.fsdp.fully_shard)",
+              file=sys.stderr)
+        return 3
+    backend = "nccl" if args.device == "cuda" else "gloo"
+    dist.init_process_group(backend=backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    if args.device == "cuda":
+        local = int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count()
+        torch.cuda.set_device(local)
+        device = torch.device("cuda", local)
+    else:
+        device = torch.device("cpu")
+
+    torch.manual_seed(1234)
+    model = Model(args.blocks, args.width).to(device)
+    shard(model, args, device)
+    params = list(model.parameters())
+    head = None
+    if args.ddp_head:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        head = DDP(nn.Linear(10, 10).to(device))
+        params += list(head.parameters())
+    opt = torch.optim.SGD(params, lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    gen = torch.Generator().manual_seed(rank)
+    for _ in range(args.iters):
+        x = torch.randn(args.batch, args.width, generator=gen).to(device)
+        y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
+        opt.zero_grad(set_to_none=True)
+        out = model(x)
+        if head is not None:
+            out = head(out)
+        loss_fn(out.float(), y).backward()
+        opt.step()
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+    if rank == 0:
+        print(f"trained {args.iters} steps on {world} rank(s), {args.blocks} fully_shard blocks, "
+              f"backend {backend}")
+        sys.stdout.flush()
+    if args.fsdp_log:
+        os.makedirs(args.fsdp_log, exist_ok=True)
+        with open(os.path.join(args.fsdp_log, f"fsdp-rank{rank}.json"), "w") as f:
+            json.dump({"rank": rank, "world": world, "units": fsdp_account(model)}, f, indent=1)
+    if args.params_out:
+        os.makedirs(args.params_out, exist_ok=True)
+        with open(os.path.join(args.params_out, f"params-rank{rank}.json"), "w") as f:
+            json.dump({"rank": rank, "sha256": params_digest(model)}, f, indent=1)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

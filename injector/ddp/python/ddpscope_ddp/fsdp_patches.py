@@ -1,0 +1,288 @@
+"""FSDP2 (torch.distributed.fsdp.fully_shard), followed: each unit (an
+FSDPParamGroup: the parameters one fully_shard call manages) becomes facts
+(fsdp_info rows, keys in docs/schema.md), and each collective FSDP issues for
+it a region naming the unit and the phase (fsdp_regions rows):
+
+  forward_all_gather   unshard while the unit's training state is FORWARD
+  backward_all_gather  unshard while it is PRE_BACKWARD
+  reduce_scatter       the reduce-scatter of post_backward
+  all_reduce           HSDP's all-reduce over the replicate group, also there
+
+An all-gather issued by _prefetch_unshard (another unit asking ahead) is
+flagged as a prefetch. Three marks without collectives time the rest: `wait`
+(the unit waited for its parameters: wait_for_unshard), `step` (the root's
+forward began a training step) and `backward_end` (the root's post-backward
+callback: autograd is done).
+
+Units are numbered in the order their roots were first run, per process, and
+kept in a weak map: nothing is stored on FSDP's objects. Built on FSDP's
+structure as torch 2.11 to 2.15 have it; where an attribute is missing, the
+fact or mark is left out and the job goes on.
+"""
+
+import functools
+import threading
+import weakref
+
+from ddpscope_ddp import native
+
+# FsdpRegionKind (profiler/core/records.h)
+FORWARD_ALL_GATHER, BACKWARD_ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, WAIT, STEP, BACKWARD_END = range(7)
+# FsdpRegionFlag
+PREFETCH, ASYNC = 1, 2
+
+_units = weakref.WeakKeyDictionary()  # FSDPParamGroup -> unit number
+_roots = weakref.WeakKeyDictionary()  # root FSDPState -> its unit numbers
+_count = [0]
+_local = threading.local()
+
+
+def patch_param_group(mod):
+    cls = mod.FSDPParamGroup
+    cls.unshard = _follow_unshard(cls.unshard)
+    cls.wait_for_unshard = _follow_wait(cls.wait_for_unshard)
+    cls.post_backward = _follow_post_backward(cls.post_backward)
+    prefetch = cls.__dict__.get("_prefetch_unshard")
+    if isinstance(prefetch, staticmethod):
+        cls._prefetch_unshard = staticmethod(_follow_prefetch(prefetch.__func__))
+
+
+def patch_state(mod):
+    cls = mod.FSDPState
+    cls._lazy_init = _follow_lazy_init(cls._lazy_init)
+    cls._root_pre_forward = _follow_root_pre_forward(cls._root_pre_forward)
+    callback = getattr(cls, "_root_post_backward_final_callback", None)
+    if callback is not None:
+        cls._root_post_backward_final_callback = _follow_backward_end(callback)
+
+
+# --- the collective a unit issues --------------------------------------------
+
+
+def context():
+    """(unit, phase or None, flags) while FSDP communicates for a unit, or None.
+    phase None: post_backward, where the op decides (reduce_scatter/all_reduce)."""
+    return getattr(_local, "context", None)
+
+
+def kind_for(ctx, op_name):
+    unit, phase, flags = ctx
+    if phase is not None:
+        return phase
+    return ALL_REDUCE if op_name.startswith("all_reduce") else REDUCE_SCATTER
+
+
+class _Context:
+    __slots__ = ("value", "saved")
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = getattr(_local, "context", None)
+        _local.context = self.value
+
+    def __exit__(self, *exc):
+        _local.context = self.saved
+        return False
+
+
+def _unit_of(group):
+    return _units.get(group)
+
+
+def _follow_unshard(unshard):
+    @functools.wraps(unshard)
+    def unshard_followed(self, *args, **kwargs):
+        unit = _unit_of(self)
+        if unit is None or native.compiling():
+            return unshard(self, *args, **kwargs)
+        try:
+            state = str(getattr(self, "_training_state", ""))
+            phase = BACKWARD_ALL_GATHER if "BACKWARD" in state else FORWARD_ALL_GATHER
+            flags = PREFETCH if getattr(_local, "prefetching", False) else 0
+        except Exception:
+            return unshard(self, *args, **kwargs)
+        with _Context((unit, phase, flags)):
+            return unshard(self, *args, **kwargs)
+
+    return unshard_followed
+
+
+def _follow_prefetch(prefetch):
+    @functools.wraps(prefetch)
+    def prefetch_followed(*args, **kwargs):
+        saved = getattr(_local, "prefetching", False)
+        _local.prefetching = True
+        try:
+            return prefetch(*args, **kwargs)
+        finally:
+            _local.prefetching = saved
+
+    return prefetch_followed
+
+
+def _follow_wait(wait):
+    """The moment the unit needs its parameters, and how long it waited."""
+
+    @functools.wraps(wait)
+    def wait_followed(self, *args, **kwargs):
+        unit = _unit_of(self)
+        if unit is None or native.compiling() or getattr(self, "_all_gather_result", None) is None:
+            return wait(self, *args, **kwargs)
+        t_begin = native.now()
+        try:
+            return wait(self, *args, **kwargs)
+        finally:
+            native.fsdp_mark(WAIT, unit, _all_gather_group(self), t_begin, native.now())
+
+    return wait_followed
+
+
+def _follow_post_backward(post_backward):
+    @functools.wraps(post_backward)
+    def post_backward_followed(self, *args, **kwargs):
+        unit = _unit_of(self)
+        if unit is None or native.compiling():
+            return post_backward(self, *args, **kwargs)
+        with _Context((unit, None, 0)):
+            return post_backward(self, *args, **kwargs)
+
+    return post_backward_followed
+
+
+# --- the root: facts once, and the step's marks ------------------------------
+
+
+def _follow_lazy_init(lazy_init):
+    @functools.wraps(lazy_init)
+    def lazy_init_followed(self, *args, **kwargs):
+        result = lazy_init(self, *args, **kwargs)
+        if getattr(self, "_is_root", None) and self not in _roots and not native.compiling():
+            try:
+                _note_root(self)
+            except Exception as e:  # a torch we do not know: the job goes on
+                native.notice(f"could not read FSDP's units ({type(e).__name__}: {e})")
+        return result
+
+    return lazy_init_followed
+
+
+def _follow_root_pre_forward(root_pre_forward):
+    @functools.wraps(root_pre_forward)
+    def root_pre_forward_followed(self, *args, **kwargs):
+        ctx = getattr(self, "_state_ctx", None)
+        starts = ctx is not None and getattr(ctx, "iter_forward_root", None) is None
+        t_begin = native.now()
+        try:
+            return root_pre_forward(self, *args, **kwargs)
+        finally:
+            units = _roots.get(self)
+            if starts and units:
+                native.fsdp_mark(STEP, units[0], 0, t_begin, native.now())
+
+    return root_pre_forward_followed
+
+
+def _follow_backward_end(callback):
+    @functools.wraps(callback)
+    def backward_end_followed(self, *args, **kwargs):
+        t_begin = native.now()
+        try:
+            return callback(self, *args, **kwargs)
+        finally:
+            units = _roots.get(self)
+            if units:
+                native.fsdp_mark(BACKWARD_END, units[0], 0, t_begin, native.now())
+
+    return backward_end_followed
+
+
+def _note_root(root):
+    import torch
+
+    units = []
+    for state in getattr(root._state_ctx, "all_states", []):
+        for group in getattr(state, "_fsdp_param_groups", None) or _single_group(state):
+            if group in _units:
+                continue
+            unit = _count[0]
+            _count[0] += 1
+            _units[group] = unit
+            units.append(unit)
+            _note_unit(group, unit, units[0], torch)
+    _roots[root] = units
+
+
+def _single_group(state):
+    group = getattr(state, "_fsdp_param_group", None)  # torch before grouped param groups
+    return [group] if group is not None else []
+
+
+def _user_class(module):
+    """fully_shard swaps a module's class for FSDP<Class>, made in FSDP's own
+    module, with FSDPModule: the user's class is the first of no FSDP module."""
+    for cls in type(module).__mro__:
+        if not getattr(cls, "__module__", "").startswith("torch.distributed.fsdp"):
+            return cls.__name__
+    return type(module).__name__
+
+
+def _all_gather_group(group):
+    try:
+        return id(group._all_gather_process_group)
+    except Exception:
+        return 0
+
+
+def _group_key(group, name):
+    try:
+        pg = getattr(group, name)
+        return (id(pg), pg.size()) if pg is not None else (0, 0)
+    except Exception:
+        return (0, 0)
+
+
+def _numel(param):
+    """A parameter's own elements, before FSDP padded and sharded it."""
+    size = getattr(param, "_orig_size", None)
+    return size.numel() if size is not None else -1
+
+
+def _dtype(params, attr):
+    for p in params:
+        d = getattr(p, attr, None) or getattr(p, "orig_dtype", None)
+        if d is not None:
+            return str(d).replace("torch.", "")
+    return ""
+
+
+def _note_unit(group, unit, root_unit, torch):
+    params = list(group.fsdp_params)
+    modules = getattr(group, "modules", ()) or ()
+    ag_pg, ag_size = _group_key(group, "_all_gather_process_group")
+    rs_pg, rs_size = _group_key(group, "_reduce_scatter_process_group")
+    hsdp = bool(getattr(group, "_is_hsdp", False))
+    ar_pg, ar_size = _group_key(group, "_all_reduce_process_group") if hsdp else (0, 0)
+    sharded = sum(p.padded_sharded_param_size.numel() for p in params)
+    facts = {
+        "root": root_unit,
+        "fqn": getattr(group, "_module_fqn", None) or "",
+        "module": " ".join(_user_class(m) for m in modules),
+        "torch_version": torch.__version__,
+        "params": len(params),
+        "param_numels": " ".join(str(_numel(p)) for p in params),
+        "padded_sharded_numel": sharded,
+        "padded_unsharded_numel": sharded * ag_size,
+        "all_gather_dtype": _dtype(params, "param_dtype"),
+        "reduce_dtype": _dtype(params, "reduce_dtype"),
+        "reshard_after_forward": int(bool(getattr(group, "_reshard_after_forward", True))),
+        "all_gather_pg": ag_pg,
+        "all_gather_size": ag_size,
+        "reduce_scatter_pg": rs_pg,
+        "reduce_scatter_size": rs_size,
+        "all_reduce_pg": ar_pg,
+        "all_reduce_size": ar_size,
+    }
+    for key, value in facts.items():
+        native.fsdp_info(unit, key, value)

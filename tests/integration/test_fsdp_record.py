@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""`ddpscope record` and `report` on real PyTorch FSDP2 (fully_shard) jobs
+(CPU, Gloo), examples/fsdp_train.py.
+
+Each case runs one job and asserts everything that job shows, so the suite
+pays for few jobs:
+  Sharded  2 ranks, 4 blocks and the root: every collective FSDP's, each
+           unit's sizes equal FSDP's own account on every rank, reduce-scatters
+           named as such though Gloo runs all-reduces, no DDP anywhere, steps,
+           exposure, prefetch, every format; parameters bit-identical to the
+           job run without ddpscope.
+  Mixed    4 ranks, HSDP (2 x 2), bfloat16 all-gathers and float32 reductions,
+           explicit prefetch: dtypes and sizes, HSDP's all-reduce phase,
+           forward prefetch seen.
+  Both     FSDP over the model and DDP over a head in one step: both sections,
+           each collective in one of them.
+Debian's torch 1.13 has no FSDP2: there the example says so and every case is
+skipped (exit 77), never passed.
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
+from test_ddp_record import DDPSCOPE, JOB_ENV, PY, ROOT, free_port  # noqa: E402
+
+EXAMPLE = os.path.join(ROOT, "examples", "fsdp_train.py")
+STEPS = 6
+
+try:
+    from torch.distributed.fsdp import fully_shard  # noqa: F401
+    HAS_FSDP2 = True
+except (ImportError, ValueError):  # Debian's 1.13: its FSDP1 fails to import on Python 3.11
+    HAS_FSDP2 = False
+
+
+def record(out, nproc, args):
+    res = subprocess.run([DDPSCOPE, "record", "-o", out, "--nproc", str(nproc), "--", PY,
+                          EXAMPLE] + args, capture_output=True, text=True, timeout=600, env=JOB_ENV)
+    if res.returncode != 0:
+        raise AssertionError(f"record failed ({res.returncode}): {res.stderr}")
+    return res
+
+
+def report(run_db, *flags):
+    res = subprocess.run([DDPSCOPE, "report", run_db, *flags], capture_output=True, text=True,
+                         timeout=300)
+    if res.returncode != 0:
+        raise AssertionError(f"report failed ({res.returncode}): {res.stderr}")
+    return res.stdout
+
+
+def report_json(run_db):
+    path = run_db + ".json"
+    report(run_db, "--json", path)
+    with open(path) as f:
+        return json.load(f)
+
+
+def fsdp_logs(log_dir, nproc):
+    out = []
+    for r in range(nproc):
+        with open(os.path.join(log_dir, f"fsdp-rank{r}.json")) as f:
+            out.append(json.load(f))
+    return out
+
+
+def phases(root):
+    """(fqn, phase) -> the phase's JSON."""
+    return {(u["fqn"], p["phase"]): p for u in root["units"] for p in u["phases"]}
+
+
+def run_plain(nproc, args):
+    port = str(free_port())
+    procs = [subprocess.Popen([PY, EXAMPLE] + args, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL,
+                              env=dict(JOB_ENV, RANK=str(r), LOCAL_RANK=str(r),
+                                       WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc),
+                                       MASTER_ADDR="127.0.0.1", MASTER_PORT=port))
+             for r in range(nproc)]
+    return [p.wait(timeout=300) for p in procs]
+
+
+class NoFsdp2(unittest.TestCase):
+    @unittest.skipIf(HAS_FSDP2, "this torch has FSDP2")
+    def test_the_example_says_this_torch_has_none(self):
+        res = subprocess.run([PY, EXAMPLE], capture_output=True, text=True, timeout=120)
+        self.assertEqual(res.returncode, 3)
+        self.assertIn("has no FSDP2", res.stderr)
+
+
+@unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+class Sharded(unittest.TestCase):
+    def test_units_phases_and_steps(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out, logs, params = (os.path.join(tmp, d) for d in ("run", "log", "params"))
+            args = ["--iters", str(STEPS), "--fsdp-log", logs, "--params-out", params]
+            record(out, 2, args)
+            rep = report_json(os.path.join(out, "run.db"))
+            self.check_account(rep, fsdp_logs(logs, 2))
+            self.check_roles_and_steps(rep)
+            self.check_exposure(phases(rep["fsdp"][0]))
+            self.check_formats(os.path.join(out, "run.db"), tmp, rep)
+            plain = os.path.join(tmp, "plain")
+            self.assertEqual(run_plain(2, ["--iters", str(STEPS), "--params-out", plain]), [0, 0])
+            for r in range(2):
+                with open(os.path.join(params, f"params-rank{r}.json")) as a, \
+                        open(os.path.join(plain, f"params-rank{r}.json")) as b:
+                    self.assertEqual(json.load(a)["sha256"], json.load(b)["sha256"], f"rank {r}")
+
+    def check_account(self, rep, logs):
+        self.assertEqual(len(rep["fsdp"]), 1)
+        root = rep["fsdp"][0]
+        self.assertEqual(root["world_size"], 2)
+        self.assertTrue(root["shared_comm"])
+        by = phases(root)
+        for log in logs:  # every rank's own account: the sizes are the same
+            self.assertEqual({u["fqn"] for u in log["units"]}, {u["fqn"] for u in root["units"]})
+            for u in log["units"]:
+                numel = u["padded_unsharded_numel"]
+                self.assertEqual(by[(u["fqn"], "forward_all_gather")]["bytes"], numel * 4)
+                self.assertEqual(by[(u["fqn"], "reduce_scatter")]["bytes"], numel * 4)
+        for (fqn, phase), p in by.items():
+            self.assertEqual(p["per_iteration"], 1.0, (fqn, phase))
+            self.assertEqual(p["wire_bytes"], p["bytes"], (fqn, phase))
+            if phase == "reduce_scatter":
+                self.assertEqual((p["op"], p["carried_as"]), ("reduce_scatter", "allreduce"))
+            else:
+                self.assertEqual((p["op"], p["carried_as"]), ("allgather", None))
+        # The root keeps its parameters after forward: no backward all-gather.
+        self.assertNotIn(("", "backward_all_gather"), by)
+        self.assertEqual(sum(1 for k in by if k[1] == "backward_all_gather"), 4)
+
+    def check_roles_and_steps(self, rep):
+        roles = {r["role"]: r["calls"] for r in rep["roles"]}
+        self.assertEqual(set(roles), {"fsdp_all_gather", "fsdp_reduce_scatter"}, roles)
+        self.assertEqual(rep["ddp"], [])
+        self.assertEqual(rep["buckets"], [])
+        it = rep["iterations"]
+        self.assertEqual((it["count"], it["warmup"]), (STEPS, 1))
+        self.assertGreater(it["fsdp_comm_median_ms"], 0)
+        self.assertLessEqual(it["fsdp_exposed_median_ms"], it["fsdp_comm_median_ms"] * 1.0001)
+
+    def check_exposure(self, by):
+        """Gloo's collectives block the thread that issues them: a forward
+        all-gather the unit issued itself is exposed whole and late by its
+        own length; the backward ones FSDP prefetched, all of them."""
+        for (fqn, phase), p in by.items():
+            if phase == "forward_all_gather":
+                self.assertEqual(p["prefetched"], 0, fqn)
+                self.assertAlmostEqual(p["exposed_us"], p["median_us"], delta=p["median_us"] * 0.005)
+                self.assertLess(p["slack_us"], 0, fqn)
+            if phase == "backward_all_gather":
+                self.assertEqual(p["prefetched"], p["calls"], fqn)
+            if phase == "reduce_scatter":
+                self.assertIsNone(p["slack_us"])
+                self.assertIsNotNone(p["tail_us"])
+
+    def check_formats(self, run_db, tmp, rep):
+        text = report(run_db)
+        self.assertIn("FSDP root 0", text)
+        self.assertNotIn("DDP 0", text)
+        self.assertNotIn("buckets from the all-reduce pattern", text)
+        csv_dir = os.path.join(tmp, "csv")
+        report(run_db, "--csv", csv_dir)
+        with open(os.path.join(csv_dir, "fsdp_units.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), sum(len(u["phases"]) for u in rep["fsdp"][0]["units"]))
+        html = os.path.join(tmp, "r.html")
+        report(run_db, "--html", html)
+        with open(html) as f:
+            self.assertIn('<section id="fsdp">', f.read())
+
+
+@unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+class Mixed(unittest.TestCase):
+    def test_hsdp_mixed_precision_and_prefetch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out, logs = os.path.join(tmp, "run"), os.path.join(tmp, "log")
+            record(out, 4, ["--iters", "4", "--blocks", "3", "--hsdp", "--mixed-precision",
+                            "--prefetch", "1", "--fsdp-log", logs])
+            rep = report_json(os.path.join(out, "run.db"))
+            root = rep["fsdp"][0]
+            self.assertEqual((root["world_size"], root["replicas"]), (2, 2))
+            by = phases(root)
+            for u in fsdp_logs(logs, 1)[0]["units"]:
+                numel, fqn = u["padded_unsharded_numel"], u["fqn"]
+                ag, rs, ar = (by[(fqn, p)] for p in ("forward_all_gather", "reduce_scatter",
+                                                     "all_reduce"))
+                self.assertEqual((ag["dtype"], ag["bytes"]), ("bfloat16", numel * 2))
+                self.assertEqual((rs["dtype"], rs["bytes"]), ("float32", numel * 4))
+                self.assertEqual((ar["op"], ar["carried_as"]), ("allreduce", None))
+                self.assertEqual(ar["bytes"], numel // 2 * 4)
+                self.assertEqual(ar["wire_bytes"], ar["bytes"])
+            # blocks.1 and blocks.2 are prefetched by the block before them.
+            for fqn in ("blocks.1", "blocks.2"):
+                p = by[(fqn, "forward_all_gather")]
+                self.assertEqual(p["prefetched"], p["calls"], fqn)
+            self.assertEqual(by[("blocks.0", "forward_all_gather")]["prefetched"], 0)
+
+
+@unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+class Both(unittest.TestCase):
+    def test_ddp_and_fsdp_in_one_step(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            record(out, 2, ["--iters", "4", "--blocks", "2", "--ddp-head"])
+            rep = report_json(os.path.join(out, "run.db"))
+            self.assertEqual(len(rep["ddp"]), 1)
+            self.assertEqual(rep["ddp"][0]["buckets_from"], "ddp")
+            self.assertEqual(len(rep["fsdp"][0]["units"]), 3)
+            roles = {r["role"]: r["calls"] for r in rep["roles"]}
+            self.assertIn("ddp_bucket", roles)
+            self.assertIn("fsdp_all_gather", roles)
+            self.assertIn("fsdp_reduce_scatter", roles)
+            total = sum(o["calls"] for o in rep["ops"])
+            self.assertEqual(sum(roles.values()), total)
+            # The head's one bucket per step: DDP's 10x10 weight and bias.
+            self.assertEqual(rep["ddp"][0]["bucket_bytes"], [440])
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+    import ctest_unittest  # noqa: E402
+
+    ctest_unittest.main(argv=[sys.argv[0]] + sys.argv[1:])
