@@ -8,7 +8,6 @@
 
 #include "profiler/analysis/ddp_account.h"
 #include "profiler/analysis/fsdp_account.h"
-#include "profiler/analysis/fsdp_units.h"
 #include "profiler/analysis/hangs.h"
 #include "profiler/analysis/kernel_overlap.h"
 #include "profiler/analysis/mismatches.h"
@@ -79,46 +78,6 @@ std::map<int, std::span<Call>> calls_by_rank(std::vector<Call>& calls) {
   for (size_t i = 0, j = 0; i < calls.size(); i = j) {
     while (j < calls.size() && calls[j].rank == calls[i].rank) ++j;
     out[calls[i].rank] = std::span<Call>(calls.data() + i, j - i);
-  }
-  return out;
-}
-
-// Each rank's collectives classified from FSDP's own account, where it has
-// one: before DDP's, which leaves FSDP's collectives alone.
-std::map<int, FsdpRankAccount> classify_fsdp(store::RunReader& reader,
-                                             const std::map<int, std::span<Call>>& by_rank) {
-  std::map<int, std::vector<FsdpInfoRecord>> info;
-  for (auto& r : reader.rows<FsdpInfoRecord>("", "rank, recorded_ns")) info[r.rank].push_back(r);
-  if (info.empty()) return {};
-  std::map<int, std::vector<FsdpRegionRecord>> regions;
-  for (auto& r : reader.rows<FsdpRegionRecord>()) regions[r.rank].push_back(r);
-  std::map<int, FsdpRankAccount> out;
-  for (auto& [rank, facts] : info) {
-    auto calls = by_rank.find(rank);
-    out[rank] = classify_fsdp_rank(calls == by_rank.end() ? std::span<Call>() : calls->second,
-                                   std::move(regions[rank]), facts);
-  }
-  return out;
-}
-
-// Each rank's collectives classified from DDP's own account, where it has one.
-std::map<int, RankAccount> classify(store::RunReader& reader, std::vector<Call>& calls) {
-  std::map<int, std::vector<DdpInfoRecord>> info;
-  for (auto& r : reader.rows<DdpInfoRecord>("", "rank, recorded_ns")) info[r.rank].push_back(r);
-  std::map<int, std::vector<DdpRegionRecord>> regions;
-  for (auto& r : reader.rows<DdpRegionRecord>()) regions[r.rank].push_back(r);
-  // One pass to find each rank's calls: a pass per rank would cost ranks x calls.
-  std::map<int, std::vector<size_t>> by_rank;
-  for (size_t i = 0; i < calls.size(); ++i)
-    if (info.count(calls[i].rank)) by_rank[calls[i].rank].push_back(i);
-  std::map<int, RankAccount> out;
-  for (auto& [rank, facts] : info) {
-    const auto& index = by_rank[rank];
-    std::vector<Call> mine;
-    mine.reserve(index.size());
-    for (size_t i : index) mine.push_back(calls[i]);
-    out[rank] = classify_rank(mine, regions[rank], facts);
-    for (size_t k = 0; k < index.size(); ++k) calls[index[k]] = mine[k];
   }
   return out;
 }
@@ -359,34 +318,6 @@ std::vector<RankView> rank_views(store::RunReader& reader, const std::vector<Pro
   return views;
 }
 
-// FSDP's units and steps; a rank without DDP iterations takes FSDP's steps
-// for its iterations.
-void fsdp_summary(RunAnalysis& run, std::vector<RankView>& views,
-                  std::map<int, std::span<Call>>& by_rank,
-                  const std::map<int, FsdpRankAccount>& accounts) {
-  if (accounts.empty()) return;
-  std::vector<FsdpRankInput> in;
-  for (const auto& v : views) {
-    auto acc = accounts.find(v.rank);
-    if (acc == accounts.end()) continue;
-    static const std::vector<Interval> kNone;
-    in.push_back(
-        {v.rank, by_rank[v.rank], &acc->second, v.compute_from_kernels ? &v.compute : &kNone});
-  }
-  auto fsdp = analyze_fsdp(in);
-  run.fsdp = std::move(fsdp.roots);
-  std::vector<double> comm, exposed;
-  for (auto& v : views) {
-    auto steps = fsdp.steps.find(v.rank);
-    if (steps == fsdp.steps.end()) continue;
-    for (const auto& s : steps->second)
-      if (!s.warmup) comm.push_back(s.fsdp_comm_ms), exposed.push_back(s.fsdp_exposed_ms);
-    if (v.split.iterations.empty()) v.fsdp_steps = std::move(steps->second);
-  }
-  run.iterations.fsdp_comm_median_ms = stats::quantile(comm, 0.5);
-  run.iterations.fsdp_exposed_median_ms = stats::quantile(exposed, 0.5);
-}
-
 }  // namespace
 
 const char* name_of(CollectiveRole role) {
@@ -409,6 +340,13 @@ const char* name_of(CollectiveRole role) {
   return "unknown";
 }
 
+// hook_accounts.cpp: the start-up hook's accounts of FSDP and DDP, per rank.
+std::map<int, FsdpRankAccount> classify_fsdp(store::RunReader& reader,
+                                             const std::map<int, std::span<Call>>& by_rank);
+std::map<int, RankAccount> classify(store::RunReader& reader, std::vector<Call>& calls);
+void fsdp_summary(RunAnalysis& run, std::vector<RankView>& views,
+                  std::map<int, std::span<Call>>& by_rank,
+                  const std::map<int, FsdpRankAccount>& accounts);
 void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
                   const std::vector<ProcessRecord>& procs, const std::vector<RankView>& views);
 void timeline_sample(RunAnalysis& run, const std::vector<RankView>& views, int iterations,
