@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 
+import gpu_check_fsdp as fsdp
 import gpu_check_ranks as ranks
 import gpu_check_launch as launch
 
@@ -285,7 +286,7 @@ def ranks_sections(args, work):
                 del os.environ["TORCH_DIST_USE_NCCL2"]
 
 
-SECTIONS = ("ranks", "stall", "tuner", "loops", "one", "bench")
+SECTIONS = ("ranks", "stall", "fsdp", "tuner", "loops", "one", "bench")
 
 
 def one_rank(args, work, nccl):
@@ -346,7 +347,8 @@ def main():
     p.add_argument("--keep", help="copy the one-rank run databases into this folder")
     p.add_argument("--sections", default=",".join(SECTIONS),
                    help="which, in the order given: ranks (2 and 3 NCCL ranks on the GPU), stall "
-                   "(a rank stuck for good under --hang-after 30, CUPTI on), tuner "
+                   "(a rank stuck for good under --hang-after 30, CUPTI on), fsdp (an FSDP2 job at 2 "
+                   "NCCL ranks against FSDP's own account), tuner "
                    "(2-rank NCCL replay), loops (ten DDP loops at 2 ranks), one (world size "
                    "1), bench (figures)")
     p.add_argument("--ranks", default="2,3", help="rank counts of the ranks section")
@@ -366,6 +368,7 @@ def main():
     runs = {
         "ranks": lambda: ranks_sections(args, work),
         "stall": lambda: ranks.stall_section(check, args.build, work, 2),
+        "fsdp": lambda: fsdp.fsdp_section(check, args.build, work, 2),
         "tuner": lambda: check_tuner_rings(args.build, work, nccl, 2),
         "loops": lambda: check_ddp_loops(args.build, 2,
                                          max(60, args.budget - (time.monotonic() - begin))),
