@@ -23,7 +23,8 @@ Run add_record(CLI::App& app) {
   sub->add_flag("--no-cupti", args->no_cupti, "no CUPTI kernel timing");
   sub->add_flag("--no-nvtx", args->no_nvtx, "no NVTX range capture");
   sub->add_flag("--no-python-hook", args->no_python_hook,
-                "no Python start-up hook: DDP buckets are inferred from the all-reduce pattern");
+                "no Python start-up hook: no FSDP2 account, and DDP buckets are inferred from the "
+                "all-reduce pattern");
   sub->add_flag("--no-nccl-plugin", args->no_nccl_plugin,
                 "do not load ddpscope as NCCL's profiler plugin (no algorithm, protocol, "
                 "channels or network steps)");

@@ -73,7 +73,10 @@ void fsdp_summary(RunAnalysis& run, std::vector<RankView>& views,
     if (steps == fsdp.steps.end()) continue;
     for (const auto& s : steps->second)
       if (!s.warmup) comm.push_back(s.fsdp_comm_ms), exposed.push_back(s.fsdp_exposed_ms);
-    if (v.split.iterations.empty()) v.fsdp_steps = std::move(steps->second);
+    if (!v.split.iterations.empty()) continue;
+    v.fsdp_steps = std::move(steps->second);
+    // On CPU, FSDP's exposed time is what the training thread was blocked.
+    if (!v.compute_from_kernels) run.compute_source = "blocked-thread";
   }
   run.iterations.fsdp_comm_median_ms = stats::quantile(comm, 0.5);
   run.iterations.fsdp_exposed_median_ms = stats::quantile(exposed, 0.5);

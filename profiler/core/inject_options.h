@@ -24,7 +24,7 @@ inline constexpr std::array<InjectOption, 10> kInjectOptions = {{
     {"DDPSCOPE_CUPTI", "1", "0 disables CUPTI kernel timing (record: --no-cupti)"},
     {"DDPSCOPE_NVTX", "1", "0 disables NVTX range capture (record: --no-nvtx)"},
     {"DDPSCOPE_PYTHON", "1",
-     "0 disables the Python start-up hook that reads DDP's own bucket layout (record: "
+     "0 disables the Python start-up hook that reads DDP's and FSDP2's own account (record: "
      "--no-python-hook)"},
     {"DDPSCOPE_STACK_SIGNAL", "",
      "a signal number on which the Python start-up hook dumps every thread's stack to "

@@ -140,6 +140,7 @@ class Sharded(unittest.TestCase):
         self.assertEqual(set(roles), {"fsdp_all_gather", "fsdp_reduce_scatter"}, roles)
         self.assertEqual(rep["ddp"], [])
         self.assertEqual(rep["buckets"], [])
+        self.assertEqual(rep["compute_source"], "blocked-thread")
         it = rep["iterations"]
         self.assertEqual((it["count"], it["warmup"]), (STEPS, 1))
         self.assertGreater(it["fsdp_comm_median_ms"], 0)
@@ -212,6 +213,7 @@ class Both(unittest.TestCase):
             rep = report_json(os.path.join(out, "run.db"))
             self.assertEqual(len(rep["ddp"]), 1)
             self.assertEqual(rep["ddp"][0]["buckets_from"], "ddp")
+            self.assertEqual(rep["compute_source"], "backward-window")  # DDP's iterations
             self.assertEqual(len(rep["fsdp"][0]["units"]), 3)
             roles = {r["role"]: r["calls"] for r in rep["roles"]}
             self.assertIn("ddp_bucket", roles)
