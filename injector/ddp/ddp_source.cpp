@@ -4,11 +4,12 @@
 //
 // Nothing here is on a collective's hot path: the hook calls once per DDP
 // forward, comm-hook bucket or torch.distributed call, and once per fact about
-// a DDP instance. Facts are strings of any length (a model's parameter sizes),
-// so their event carries an owned heap copy that the writer thread frees.
+// a DDP instance (python_facts.h: strings of any length, a model's parameter
+// sizes).
 #include <cstdint>
 #include <string>
 
+#include "injector/ddp/python_facts.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/source.h"
 #include "profiler/core/clock.h"
@@ -24,13 +25,6 @@ struct RegionEvent {
   int32_t instance, bucket;
   uint32_t flags, tid;
   uint8_t kind;
-};
-
-struct InfoEvent {
-  std::string* key;
-  std::string* value;
-  uint64_t t;
-  int32_t instance;
 };
 
 void convert(const Event& e, Rows& rows) {
@@ -49,10 +43,9 @@ void convert(const Event& e, Rows& rows) {
     rec.end_ns = rows.to_ns(r.t_end);
     rows.add(rec);
   } else if (e.kind == kInfo) {
-    const auto& r = e.as<InfoEvent>();
-    rows.add(DdpInfoRecord{0, r.instance, std::move(*r.key), std::move(*r.value), rows.to_ns(r.t)});
-    delete r.key;
-    delete r.value;
+    const auto& f = e.as<FactEvent>();
+    auto [key, value] = take_fact(f);
+    rows.add(DdpInfoRecord{0, f.owner, std::move(key), std::move(value), rows.to_ns(f.t)});
   }
 }
 
@@ -96,18 +89,7 @@ __attribute__((visibility("default"))) void ddpscope_py_region(int kind, int ins
 
 __attribute__((visibility("default"))) void ddpscope_py_info(int instance, const char* key,
                                                              const char* value) {
-  if (!capturing() || !key || !value) return;
-  ReentrancyGuard guard;
-  auto* k = new std::string(key);
-  auto* v = new std::string(value);
-  auto* ev = reserve_event_body<ddp::InfoEvent>(ddp::source(), ddp::kInfo);
-  if (!ev) {  // dropped (counted): nothing will free them but us
-    delete k;
-    delete v;
-    return;
-  }
-  *ev = ddp::InfoEvent{k, v, ddpscope::clock::ticks(), instance};
-  publish_event();
+  publish_fact(ddp::source(), ddp::kInfo, instance, key, value);
 }
 
 }  // extern "C"

@@ -4,11 +4,11 @@
 // (profiler/store/rows_fsdp.cpp).
 //
 // Not on a collective's hot path: one region per collective FSDP issues (a
-// few per unit and step), one fact per unit and key. Facts are strings of any
-// length, so their event carries an owned heap copy the writer thread frees.
+// few per unit and step), one fact per unit and key (python_facts.h).
 #include <cstdint>
 #include <string>
 
+#include "injector/ddp/python_facts.h"
 #include "injector/runtime/capture.h"
 #include "injector/runtime/source.h"
 #include "profiler/core/clock.h"
@@ -26,13 +26,6 @@ struct RegionEvent {
   uint8_t kind;
 };
 
-struct InfoEvent {
-  std::string* key;
-  std::string* value;
-  uint64_t t;
-  int32_t unit;
-};
-
 void convert(const Event& e, Rows& rows) {
   if (e.kind == kRegion) {
     const auto& r = e.as<RegionEvent>();
@@ -46,10 +39,9 @@ void convert(const Event& e, Rows& rows) {
                               .start_ns = rows.to_ns(r.t_begin),
                               .end_ns = rows.to_ns(r.t_end)});
   } else if (e.kind == kInfo) {
-    const auto& r = e.as<InfoEvent>();
-    rows.add(FsdpInfoRecord{0, r.unit, std::move(*r.key), std::move(*r.value), rows.to_ns(r.t)});
-    delete r.key;
-    delete r.value;
+    const auto& f = e.as<FactEvent>();
+    auto [key, value] = take_fact(f);
+    rows.add(FsdpInfoRecord{0, f.owner, std::move(key), std::move(value), rows.to_ns(f.t)});
   }
 }
 
@@ -82,18 +74,7 @@ __attribute__((visibility("default"))) void ddpscope_py_fsdp_region(
 
 __attribute__((visibility("default"))) void ddpscope_py_fsdp_info(int unit, const char* key,
                                                                   const char* value) {
-  if (!capturing() || !key || !value) return;
-  ReentrancyGuard guard;
-  auto* k = new std::string(key);
-  auto* v = new std::string(value);
-  auto* ev = reserve_event_body<fsdp::InfoEvent>(fsdp::source(), fsdp::kInfo);
-  if (!ev) {  // dropped (counted): nothing will free them but us
-    delete k;
-    delete v;
-    return;
-  }
-  *ev = fsdp::InfoEvent{k, v, ddpscope::clock::ticks(), unit};
-  publish_event();
+  publish_fact(fsdp::source(), fsdp::kInfo, unit, key, value);
 }
 
 }  // extern "C"

@@ -38,14 +38,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_plain(nproc, args):
+def run_plain(nproc, args, example=EXAMPLE):
     """The job without ddpscope, launched the way torchrun would."""
     port = str(free_port())
     procs = []
     for r in range(nproc):
         env = dict(JOB_ENV, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
                    LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-        procs.append(subprocess.Popen([PY, EXAMPLE] + args, env=env, stdout=subprocess.PIPE,
+        procs.append(subprocess.Popen([PY, example] + args, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=300) for p in procs]
     return "".join(o for o, _ in outs), [p.returncode for p in procs]

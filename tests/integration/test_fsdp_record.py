@@ -26,7 +26,10 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
-from test_ddp_record import DDPSCOPE, JOB_ENV, PY, ROOT, free_port  # noqa: E402
+from test_ddp_record import DDPSCOPE, JOB_ENV, PY, ROOT, run_plain  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from gpu_check_fsdp import fsdp_accounts, phases_of  # noqa: E402
 
 EXAMPLE = os.path.join(ROOT, "examples", "fsdp_train.py")
 STEPS = 6
@@ -61,28 +64,7 @@ def report_json(run_db):
         return json.load(f)
 
 
-def fsdp_logs(log_dir, nproc):
-    out = []
-    for r in range(nproc):
-        with open(os.path.join(log_dir, f"fsdp-rank{r}.json")) as f:
-            out.append(json.load(f))
-    return out
 
-
-def phases(root):
-    """(fqn, phase) -> the phase's JSON."""
-    return {(u["fqn"], p["phase"]): p for u in root["units"] for p in u["phases"]}
-
-
-def run_plain(nproc, args):
-    port = str(free_port())
-    procs = [subprocess.Popen([PY, EXAMPLE] + args, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL,
-                              env=dict(JOB_ENV, RANK=str(r), LOCAL_RANK=str(r),
-                                       WORLD_SIZE=str(nproc), LOCAL_WORLD_SIZE=str(nproc),
-                                       MASTER_ADDR="127.0.0.1", MASTER_PORT=port))
-             for r in range(nproc)]
-    return [p.wait(timeout=300) for p in procs]
 
 
 class NoFsdp2(unittest.TestCase):
@@ -101,12 +83,13 @@ class Sharded(unittest.TestCase):
             args = ["--iters", str(STEPS), "--fsdp-log", logs, "--params-out", params]
             record(out, 2, args)
             rep = report_json(os.path.join(out, "run.db"))
-            self.check_account(rep, fsdp_logs(logs, 2))
+            self.check_account(rep, fsdp_accounts(logs, 2))
             self.check_roles_and_steps(rep)
-            self.check_exposure(phases(rep["fsdp"][0]))
+            self.check_exposure(phases_of(rep))
             self.check_formats(os.path.join(out, "run.db"), tmp, rep)
             plain = os.path.join(tmp, "plain")
-            self.assertEqual(run_plain(2, ["--iters", str(STEPS), "--params-out", plain]), [0, 0])
+            _, codes = run_plain(2, ["--iters", str(STEPS), "--params-out", plain], EXAMPLE)
+            self.assertEqual(codes, [0, 0])
             for r in range(2):
                 with open(os.path.join(params, f"params-rank{r}.json")) as a, \
                         open(os.path.join(plain, f"params-rank{r}.json")) as b:
@@ -117,7 +100,7 @@ class Sharded(unittest.TestCase):
         root = rep["fsdp"][0]
         self.assertEqual(root["world_size"], 2)
         self.assertTrue(root["shared_comm"])
-        by = phases(root)
+        by = phases_of(rep)
         for log in logs:  # every rank's own account: the sizes are the same
             self.assertEqual({u["fqn"] for u in log["units"]}, {u["fqn"] for u in root["units"]})
             for u in log["units"]:
@@ -187,8 +170,8 @@ class Mixed(unittest.TestCase):
             rep = report_json(os.path.join(out, "run.db"))
             root = rep["fsdp"][0]
             self.assertEqual((root["world_size"], root["replicas"]), (2, 2))
-            by = phases(root)
-            for u in fsdp_logs(logs, 1)[0]["units"]:
+            by = phases_of(rep)
+            for u in fsdp_accounts(logs, 1)[0]["units"]:
                 numel, fqn = u["padded_unsharded_numel"], u["fqn"]
                 ag, rs, ar = (by[(fqn, p)] for p in ("forward_all_gather", "reduce_scatter",
                                                      "all_reduce"))
