@@ -7,15 +7,14 @@ caught before a GPU is lent. Standard library only.
 
 Every check is called as check(ok, what) -> ok (gpu_check.py prints it).
 """
-import json
 import os
 import sqlite3
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gpu_check_launch import (ROOT, check_exit, digests, record_ranks, report_json,  # noqa: E402
-                              run_ranks)
+from gpu_check_launch import (ROOT, check_exit, digests, per_rank_json,  # noqa: E402
+                              record_ranks, report_json, run_ranks)
 from gpu_check_ranks import runs_op  # noqa: E402
 
 ELEMENT_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -30,11 +29,7 @@ def fsdp_job(out, device, iters, shape, extra=()):
 
 
 def fsdp_accounts(log_dir, nproc):
-    out = []
-    for r in range(nproc):
-        with open(os.path.join(log_dir, f"fsdp-rank{r}.json")) as f:
-            out.append(json.load(f))
-    return out
+    return per_rank_json(log_dir, "fsdp", nproc)
 
 
 def phases_of(report):

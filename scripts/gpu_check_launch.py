@@ -126,9 +126,14 @@ def report_json(build, out):
         return json.load(f)
 
 
-def digests(params_dir, nproc):
+def per_rank_json(folder, prefix, nproc):
+    """What each rank's job wrote as FOLDER/<prefix>-rank<R>.json, by rank."""
     out = []
     for r in range(nproc):
-        with open(os.path.join(params_dir, f"params-rank{r}.json")) as f:
-            out.append(json.load(f)["sha256"])
+        with open(os.path.join(folder, f"{prefix}-rank{r}.json")) as f:
+            out.append(json.load(f))
     return out
+
+
+def digests(params_dir, nproc):
+    return [p["sha256"] for p in per_rank_json(params_dir, "params", nproc)]

@@ -18,8 +18,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gpu_check_launch import (check_exit, ddp_job, digests, record_ranks, report_json,  # noqa: E402
-                              run_ranks)
+from gpu_check_launch import (check_exit, ddp_job, digests, per_rank_json,  # noqa: E402
+                              record_ranks, report_json, run_ranks)
 NCCL_KERNEL = re.compile(r"^(ncclDevKernel|ncclSymkDevKernel|ncclKernel)_")
 # The collective an NCCL kernel runs, as its name spells it
 # (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclDevKernel_AllGather_RING_LL):
@@ -36,11 +36,7 @@ def runs_op(name, op):
 
 
 def ddp_accounts(ddp_dir, nproc):
-    accounts = []
-    for r in range(nproc):
-        with open(os.path.join(ddp_dir, f"ddp-rank{r}.json")) as f:
-            accounts.append(json.load(f))
-    return accounts
+    return per_rank_json(ddp_dir, "ddp", nproc)
 
 
 def iteration_buckets(account, iters):
