@@ -23,6 +23,11 @@ _COLLECTIVES = (
 )
 
 
+# No data of a unit's: a barrier FSDP issues (its symmetric-memory allocator
+# does) is not one of its unit's collectives.
+_SYNC_ONLY = ("barrier", "monitored_barrier")
+
+
 def patch_collectives(mod):
     for name in _COLLECTIVES:
         fn = getattr(mod, name, None)
@@ -54,7 +59,7 @@ def _follow_user_call(mod, name, fn):
                 group = mod._get_default_group()
             except Exception:
                 return fn(*args, **kwargs)
-        if fsdp is not None:  # FSDP's own, for one of its units
+        if fsdp is not None and name not in _SYNC_ONLY:  # FSDP's own, for one of its units
             flags = fsdp[2] | (fsdp_patches.ASYNC if kwargs.get("async_op") else 0)
             with FsdpCall(fsdp_patches.kind_for(fsdp, name), fsdp[0], group, flags):
                 return fn(*args, **kwargs)

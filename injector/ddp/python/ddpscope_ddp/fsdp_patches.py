@@ -66,7 +66,7 @@ def context():
 
 
 def kind_for(ctx, op_name):
-    unit, phase, flags = ctx
+    phase = ctx[1]
     if phase is not None:
         return phase
     return ALL_REDUCE if op_name.startswith("all_reduce") else REDUCE_SCATTER
