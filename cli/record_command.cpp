@@ -17,7 +17,8 @@ Run add_record(CLI::App& app) {
   sub->add_option("-o,--output", args->out_dir,
                   "output directory [default: ddpscope-<YYYYmmdd-HHMMSS>]");
   sub->add_option("--nproc", args->nproc,
-                  "start N local ranks with torchrun's variables (RANK, WORLD_SIZE, ...)");
+                  "start N local ranks with torchrun's variables (RANK, WORLD_SIZE, ...) and its "
+                  "OMP_NUM_THREADS=1 where unset");
   sub->add_option("--flush-ms", args->flush_ms, "flush interval of each rank's writer")
       ->capture_default_str();
   sub->add_flag("--no-cupti", args->no_cupti, "no CUPTI kernel timing");

@@ -49,6 +49,11 @@ def parse_args():
                    "forward and backward")
     p.add_argument("--hsdp", action="store_true",
                    help="a (replicate, shard) mesh of (2, world/2): HSDP")
+    p.add_argument("--accumulate", type=int, default=1,
+                   help="micro-batches per step: all but the last without gradient sync or "
+                   "resharding after backward (set_requires_gradient_sync(False))")
+    p.add_argument("--huge-block", type=int, default=-1,
+                   help="this block's hidden layer is 8 times as wide: the unit to wait for")
     p.add_argument("--ddp-head", action="store_true",
                    help="a second model, a DDP-wrapped head, trained in the same step")
     p.add_argument("--fsdp-log", metavar="DIR", help="dump FSDP's own account per rank here")
@@ -58,19 +63,20 @@ def parse_args():
 
 
 class Block(nn.Module):
-    def __init__(self, width):
+    def __init__(self, width, hidden):
         super().__init__()
-        self.up = nn.Linear(width, width)
-        self.down = nn.Linear(width, width)
+        self.up = nn.Linear(width, hidden)
+        self.down = nn.Linear(hidden, width)
 
     def forward(self, x):
         return x + self.down(torch.relu(self.up(x)))
 
 
 class Model(nn.Module):
-    def __init__(self, blocks, width):
+    def __init__(self, blocks, width, huge=-1):
         super().__init__()
-        self.blocks = nn.ModuleList(Block(width) for _ in range(blocks))
+        self.blocks = nn.ModuleList(Block(width, width * (8 if i == huge else 1))
+                                    for i in range(blocks))
         self.head = nn.Linear(width, 10)
 
     def forward(self, x):
@@ -152,7 +158,7 @@ def main():
         device = torch.device("cpu")
 
     torch.manual_seed(1234)
-    model = Model(args.blocks, args.width).to(device)
+    model = Model(args.blocks, args.width, args.huge_block).to(device)
     shard(model, args, device)
     params = list(model.parameters())
     head = None
@@ -165,13 +171,18 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(rank)
     for _ in range(args.iters):
-        x = torch.randn(args.batch, args.width, generator=gen).to(device)
-        y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
         opt.zero_grad(set_to_none=True)
-        out = model(x)
-        if head is not None:
-            out = head(out)
-        loss_fn(out.float(), y).backward()
+        for micro in range(args.accumulate):
+            last = micro == args.accumulate - 1
+            if args.accumulate > 1:
+                model.set_requires_gradient_sync(last)
+                model.set_reshard_after_backward(last)
+            x = torch.randn(args.batch, args.width, generator=gen).to(device)
+            y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
+            out = model(x)
+            if head is not None:
+                out = head(out)
+            loss_fn(out.float(), y).backward()
         opt.step()
     if args.device == "cuda":
         torch.cuda.synchronize()

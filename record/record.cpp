@@ -1,6 +1,7 @@
 #include "record/record.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -49,6 +50,15 @@ core::LaunchSpec launch_spec(const RecordOptions& a) {
   if (a.nproc > 0) {
     spec.env["MASTER_ADDR"] = "127.0.0.1";
     spec.env["MASTER_PORT"] = std::to_string(core::free_port());
+  }
+  // torchrun's default for more than one local rank, with its notice
+  // (torch/distributed/run.py): without it the ranks' thread pools
+  // oversubscribe the cores, and a job's floating-point results can differ
+  // from torchrun's (reductions split across another number of threads).
+  if (a.nproc > 1 && !std::getenv("OMP_NUM_THREADS")) {
+    spec.env["OMP_NUM_THREADS"] = "1";
+    std::cerr << "ddpscope: OMP_NUM_THREADS set to 1 for each rank, as torchrun does when it is "
+                 "unset; set it yourself to tune\n";
   }
   return spec;
 }

@@ -3,9 +3,11 @@
 // (fsdp_stats.h) and each rank's steps. docs/analysis.md ("FSDP") defines
 // them; in short:
 //
-//  * A step runs from one root pre-forward to the next. The first is
-//    warm-up (FSDP's lazy initialisation, the first all-gathers' set-up) and
-//    is left out of every median, as DDP's pre-rebuild iteration is.
+//  * A step runs from one root pre-forward to the next that follows a
+//    backward which reduced gradients (micro-batches accumulated without
+//    gradient sync belong to the step they end in). The first is warm-up (FSDP's lazy
+//    initialisation, the first all-gathers' set-up) and is left out of every median, as DDP's
+//    pre-rebuild iteration is.
 //  * Exposed: with compute kernels (a GPU run), the part of a collective no
 //    compute kernel covered; without (CPU), the part that ran while the
 //    training thread was blocked on it: inside a synchronous call that issued

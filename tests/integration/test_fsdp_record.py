@@ -26,7 +26,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
-from test_ddp_record import DDPSCOPE, JOB_ENV, PY, ROOT, run_plain  # noqa: E402
+from test_ddp_record import DDPSCOPE, JOB_ENV, PY, ROOT, free_port, run_plain  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from gpu_check_fsdp import fsdp_accounts, phases_of  # noqa: E402
@@ -80,7 +80,8 @@ class Sharded(unittest.TestCase):
     def test_units_phases_and_steps(self):
         with tempfile.TemporaryDirectory() as tmp:
             out, logs, params = (os.path.join(tmp, d) for d in ("run", "log", "params"))
-            args = ["--iters", str(STEPS), "--fsdp-log", logs, "--params-out", params]
+            args = ["--iters", str(STEPS), "--huge-block", "2", "--fsdp-log", logs,
+                    "--params-out", params]
             record(out, 2, args)
             rep = report_json(os.path.join(out, "run.db"))
             self.check_account(rep, fsdp_accounts(logs, 2))
@@ -88,7 +89,8 @@ class Sharded(unittest.TestCase):
             self.check_exposure(phases_of(rep))
             self.check_formats(os.path.join(out, "run.db"), tmp, rep)
             plain = os.path.join(tmp, "plain")
-            _, codes = run_plain(2, ["--iters", str(STEPS), "--params-out", plain], EXAMPLE)
+            _, codes = run_plain(2, ["--iters", str(STEPS), "--huge-block", "2", "--params-out",
+                                     plain], EXAMPLE)
             self.assertEqual(codes, [0, 0])
             for r in range(2):
                 with open(os.path.join(params, f"params-rank{r}.json")) as a, \
@@ -143,6 +145,10 @@ class Sharded(unittest.TestCase):
             if phase == "reduce_scatter":
                 self.assertIsNone(p["slack_us"])
                 self.assertIsNotNone(p["tail_us"])
+        # blocks.2, 8 times the others' parameters, is the unit waited for most.
+        forward = {fqn: p for (fqn, phase), p in by.items() if phase == "forward_all_gather"}
+        self.assertEqual(max(forward, key=lambda f: forward[f]["exposed_us"]), "blocks.2",
+                         {f: p["exposed_us"] for f, p in forward.items()})
 
     def check_formats(self, run_db, tmp, rep):
         text = report(run_db)
@@ -188,11 +194,55 @@ class Mixed(unittest.TestCase):
 
 
 @unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+class Launch(unittest.TestCase):
+    def test_record_nproc_trains_as_torchrun_does(self):
+        """3 ranks, bfloat16 parameters and float32 reductions, OMP_NUM_THREADS
+        unset: `record --nproc 3` sets it to 1 as torchrun does, and the trained
+        parameters are torchrun's bit for bit (with each rank's own thread
+        pool, reductions split across other numbers of threads can round
+        otherwise)."""
+        env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+        torchrun = os.path.join(os.path.dirname(PY), "torchrun")
+        args = ["--iters", "3", "--blocks", "2", "--mixed-precision", "--accumulate", "2"]
+        with tempfile.TemporaryDirectory() as tmp:
+            theirs, mine = os.path.join(tmp, "torchrun"), os.path.join(tmp, "record")
+            res = subprocess.run([torchrun, "--nproc_per_node", "3", "--master_port",
+                                  str(free_port()), EXAMPLE, *args, "--params-out", theirs],
+                                 capture_output=True, text=True, timeout=600, env=env)
+            self.assertEqual(res.returncode, 0, res.stderr[-2000:])
+            res = subprocess.run([DDPSCOPE, "record", "-o", os.path.join(tmp, "run"), "--nproc",
+                                  "3", "--", PY, EXAMPLE, *args, "--params-out", mine],
+                                 capture_output=True, text=True, timeout=600, env=env)
+            self.assertEqual(res.returncode, 0, res.stderr[-2000:])
+            self.assertIn("OMP_NUM_THREADS set to 1", res.stderr)
+            for r in range(3):
+                with open(os.path.join(theirs, f"params-rank{r}.json")) as a, \
+                        open(os.path.join(mine, f"params-rank{r}.json")) as b:
+                    self.assertEqual(json.load(a)["sha256"], json.load(b)["sha256"], f"rank {r}")
+            self.check_accumulation(report_json(os.path.join(tmp, "run", "run.db")))
+
+    def check_accumulation(self, rep):
+        """Two micro-batches a step, the first without gradient sync and without
+        resharding after backward: a step is both (3 steps, not 6). Each block
+        all-gathers once in forward (after the first micro-batch's backward it
+        stays unsharded), in both backwards (it reshards after forward), and
+        reduce-scatters once."""
+        self.assertEqual((rep["iterations"]["count"], rep["iterations"]["warmup"]), (3, 1))
+        by = phases_of(rep)
+        for fqn in ("blocks.0", "blocks.1"):
+            per_step = [by[(fqn, p)]["per_iteration"] for p in
+                        ("forward_all_gather", "backward_all_gather", "reduce_scatter")]
+            self.assertEqual(per_step, [1.0, 2.0, 1.0], fqn)
+        self.assertEqual(by[("", "reduce_scatter")]["per_iteration"], 1.0)
+
+
+@unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
 class Both(unittest.TestCase):
     def test_ddp_and_fsdp_in_one_step(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run")
-            record(out, 2, ["--iters", "4", "--blocks", "2", "--ddp-head"])
+            record(out, 2, ["--iters", "4", "--blocks", "2", "--ddp-head",
+                            "--no-reshard-after-forward"])
             rep = report_json(os.path.join(out, "run.db"))
             self.assertEqual(len(rep["ddp"]), 1)
             self.assertEqual(rep["ddp"][0]["buckets_from"], "ddp")
@@ -204,6 +254,11 @@ class Both(unittest.TestCase):
             self.assertIn("fsdp_reduce_scatter", roles)
             total = sum(o["calls"] for o in rep["ops"])
             self.assertEqual(sum(roles.values()), total)
+            # Not resharded after forward: backward needs no all-gather.
+            units = rep["fsdp"][0]["units"]
+            self.assertFalse(any(u["reshard_after_forward"] for u in units))
+            self.assertFalse(any(p["phase"] == "backward_all_gather"
+                                 for u in units for p in u["phases"]))
             # The head's one bucket per step: DDP's 10x10 weight and bias.
             self.assertEqual(rep["ddp"][0]["bucket_bytes"], [440])
 

@@ -32,12 +32,17 @@ FORWARD_ALL_GATHER, BACKWARD_ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, WAIT, STEP,
 PREFETCH, ASYNC = 1, 2
 
 _units = weakref.WeakKeyDictionary()  # FSDPParamGroup -> unit number
+_all_gather_pgs = {}  # unit number -> its all-gather group's key (for its waits)
+_BACKWARD_STATES = set()  # FSDP's TrainingState members of backward
 _roots = weakref.WeakKeyDictionary()  # root FSDPState -> its unit numbers
 _count = [0]
 _local = threading.local()
 
 
 def patch_param_group(mod):
+    states = getattr(mod, "TrainingState", None)
+    _BACKWARD_STATES.update(getattr(states, n) for n in ("PRE_BACKWARD", "POST_BACKWARD")
+                            if hasattr(states, n))
     cls = mod.FSDPParamGroup
     cls.unshard = _follow_unshard(cls.unshard)
     cls.wait_for_unshard = _follow_wait(cls.wait_for_unshard)
@@ -97,12 +102,9 @@ def _follow_unshard(unshard):
         unit = _unit_of(self)
         if unit is None or native.compiling():
             return unshard(self, *args, **kwargs)
-        try:
-            state = str(getattr(self, "_training_state", ""))
-            phase = BACKWARD_ALL_GATHER if "BACKWARD" in state else FORWARD_ALL_GATHER
-            flags = PREFETCH if getattr(_local, "prefetching", False) else 0
-        except Exception:
-            return unshard(self, *args, **kwargs)
+        backward = getattr(self, "_training_state", None) in _BACKWARD_STATES
+        phase = BACKWARD_ALL_GATHER if backward else FORWARD_ALL_GATHER
+        flags = PREFETCH if getattr(_local, "prefetching", False) else 0
         with _Context((unit, phase, flags)):
             return unshard(self, *args, **kwargs)
 
@@ -134,7 +136,7 @@ def _follow_wait(wait):
         try:
             return wait(self, *args, **kwargs)
         finally:
-            native.fsdp_mark(WAIT, unit, _all_gather_group(self), t_begin, native.now())
+            native.fsdp_mark(WAIT, unit, _all_gather_pgs.get(unit, 0), t_begin, native.now())
 
     return wait_followed
 
@@ -228,12 +230,6 @@ def _user_class(module):
     return type(module).__name__
 
 
-def _all_gather_group(group):
-    try:
-        return id(group._all_gather_process_group)
-    except Exception:
-        return 0
-
 
 def _group_key(group, name):
     try:
@@ -261,6 +257,7 @@ def _note_unit(group, unit, root_unit, torch):
     params = list(group.fsdp_params)
     modules = getattr(group, "modules", ()) or ()
     ag_pg, ag_size = _group_key(group, "_all_gather_process_group")
+    _all_gather_pgs[unit] = ag_pg
     rs_pg, rs_size = _group_key(group, "_reduce_scatter_process_group")
     hsdp = bool(getattr(group, "_is_hsdp", False))
     ar_pg, ar_size = _group_key(group, "_all_reduce_process_group") if hsdp else (0, 0)

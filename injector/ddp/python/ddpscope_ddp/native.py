@@ -87,26 +87,28 @@ class FsdpCall:
     while it runs, so the collectives torch calls inside it (an alias calling
     its new name) stay its own."""
 
-    __slots__ = ("kind", "unit", "pg", "flags", "seq_begin", "t_begin")
+    __slots__ = ("kind", "unit", "pg", "flags", "t_begin")
 
     def __init__(self, kind, unit, pg, flags):
         self.kind, self.unit, self.pg, self.flags = kind, unit, pg, flags
 
     def __enter__(self):
         _stack().append(self)
-        self.seq_begin = sequence_number(self.pg)
         self.t_begin = now()
         return self
 
-    def __exit__(self, *exc):
-        seq_end = sequence_number(self.pg)
+    def __exit__(self, exc_type, *exc):
+        # One collective per call: the group numbered it one below its count
+        # now (read once, after: half the cost of reading around it). A call
+        # that raised may have numbered none, so it names no collective.
+        seq_end = sequence_number(self.pg) if exc_type is None else -1
         stack = _stack()
         if stack and stack[-1] is self:
             stack.pop()
-        try:  # emitted on errors too: what was issued before one was still issued
+        try:
             if _lib is not None:
                 _lib.ddpscope_py_fsdp_region(self.kind, self.unit, id(self.pg),
-                                             self.seq_begin if seq_end >= 0 else -1, seq_end,
+                                             seq_end - 1 if seq_end > 0 else -1, seq_end,
                                              self.flags, self.t_begin, now())
         except Exception as e:
             notice(f"could not note an FSDP collective ({type(e).__name__}: {e})")
