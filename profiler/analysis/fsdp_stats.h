@@ -41,6 +41,9 @@ struct FsdpUnitStats {
   int params = 0;
   bool reshard_after_forward = true;
   std::vector<FsdpPhaseStats> phases;
+  // Per rank and steady step, the unit's all-gathers' exposed time (µs): the
+  // samples `check` compares unit by unit (not in the report's formats).
+  std::vector<double> all_gather_exposed_us;
 };
 
 struct FsdpRootStats {

@@ -282,12 +282,16 @@ std::vector<FsdpRootStats> unit_stats(const std::map<int, FsdpUnitFacts>& units,
       root.world_size = f.all_gather_size;
       root.replicas = f.all_reduce_size;
     }
-    FsdpUnitStats u{unit, f.fqn, f.module, f.params, f.reshard_after_forward, {}};
-    for (auto& [key, s] : by)
-      if (key.first == unit) {
-        u.phases.push_back(phase_stats(key.second, s, steady_steps));
-        account_size(u.phases.back(), f);
-      }
+    FsdpUnitStats u{unit, f.fqn, f.module, f.params, f.reshard_after_forward, {}, {}};
+    std::map<std::pair<int, int>, double> exposed;  // (rank, step) -> all-gathers' exposed
+    for (auto& [key, s] : by) {
+      if (key.first != unit) continue;
+      u.phases.push_back(phase_stats(key.second, s, steady_steps));
+      account_size(u.phases.back(), f);
+      if (all_gather(key.second))
+        for (const auto& [step, ed] : s.per_step) exposed[step] += ed.first;
+    }
+    for (const auto& [step, us] : exposed) u.all_gather_exposed_us.push_back(us);
     root.units.push_back(std::move(u));
   }
   std::vector<FsdpRootStats> out;

@@ -12,7 +12,8 @@ double per_iteration_floor(double iteration_median_ms) {
 }
 
 const std::vector<std::string>& metric_families() {
-  static const std::vector<std::string> families = {"comm", "exposed", "bucket", "busbw", "iter"};
+  static const std::vector<std::string> families = {"comm",  "exposed", "bucket",
+                                                    "busbw", "fsdp",    "iter"};
   return families;
 }
 

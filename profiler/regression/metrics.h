@@ -17,7 +17,7 @@ namespace ddpscope::regression {
 enum class Better { lower, higher };
 
 struct Metric {
-  std::string family;  // comm, exposed, bucket, busbw, iter: the --metric names
+  std::string family;  // comm, exposed, bucket, busbw, fsdp, iter: the --metric names
   std::string key;     // matched between baseline and candidate
   std::string label;   // for people: "bucket 3 (1.0 MiB)"
   std::string unit;    // ms, us, GB/s

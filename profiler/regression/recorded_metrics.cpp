@@ -110,6 +110,33 @@ std::vector<Metric> busbw_metrics(store::RunReader& reader) {
   return out;
 }
 
+// FSDP: per unit (by its name in the root), the exposed time of its
+// all-gathers per step, every rank's steady steps.
+std::vector<Metric> fsdp_metrics(const analysis::RunAnalysis& run) {
+  std::vector<Metric> out;
+  for (const auto& root : run.fsdp)
+    for (const auto& u : root.units) {
+      if (u.all_gather_exposed_us.empty()) continue;
+      std::string name = u.fqn.empty() ? "(root)" : u.fqn;
+      out.push_back({"fsdp", "fsdp " + name, "FSDP unit " + name + ": all-gathers exposed per step",
+                     "us", Better::lower, 1.0, u.all_gather_exposed_us});
+    }
+  return out;
+}
+
+// FSDP's units and what they all-gather each step, for the identity.
+std::pair<std::string, uint64_t> fsdp_units(const analysis::RunAnalysis& run) {
+  std::string names;
+  uint64_t bytes = 0;
+  for (const auto& root : run.fsdp)
+    for (const auto& u : root.units) {
+      names += (names.empty() ? "" : ", ") + (u.fqn.empty() ? std::string("(root)") : u.fqn);
+      for (const auto& p : u.phases)
+        if (p.phase == FsdpRegionKind::forward_all_gather) bytes += p.bytes;
+    }
+  return {names, bytes};
+}
+
 std::string bucket_layout(const analysis::RunAnalysis& run) {
   std::string s;
   for (const auto& b : run.buckets) s += (s.empty() ? "" : ", ") + human_bytes(double(b.bytes));
@@ -120,10 +147,10 @@ std::string bucket_layout(const analysis::RunAnalysis& run) {
 
 RunMetrics recorded_metrics(store::RunReader& reader) {
   auto run = analysis::analyze_run(reader);
-  if (run.buckets.empty())
+  if (run.buckets.empty() && run.fsdp.empty())
     throw InputError(reader.path() +
                      ": no steady DDP training iterations found (no repeating all-reduce "
-                     "pattern): nothing to compare");
+                     "pattern) and no FSDP units: nothing to compare");
   uint64_t grad_bytes = 0;
   for (const auto& b : run.buckets) grad_bytes += b.bytes;
   RunMetrics out;
@@ -135,12 +162,19 @@ RunMetrics recorded_metrics(store::RunReader& reader) {
                    human_bytes(double(grad_bytes)) + " (" + std::to_string(grad_bytes) + " B)"}};
   out.facts = {{"buckets per iteration", std::to_string(run.buckets.size())},
                {"bucket sizes", bucket_layout(run)}};
+  if (!run.fsdp.empty()) {
+    auto [names, bytes] = fsdp_units(run);
+    out.identity.push_back({"FSDP bytes all-gathered per forward",
+                            human_bytes(double(bytes)) + " (" + std::to_string(bytes) + " B)"});
+    out.facts.push_back({"FSDP units", names});
+  }
   out.metrics.push_back(per_iteration(run, "comm", "communication per iteration",
                                       &analysis::IterationStats::comm_ms));
   out.metrics.push_back(per_iteration(run, "exposed", "exposed communication per iteration",
                                       &analysis::IterationStats::exposed_ms));
   for (auto& m : bucket_metrics(reader, run)) out.metrics.push_back(std::move(m));
   for (auto& m : busbw_metrics(reader)) out.metrics.push_back(std::move(m));
+  for (auto& m : fsdp_metrics(run)) out.metrics.push_back(std::move(m));
   return out;
 }
 

@@ -7,8 +7,8 @@ pays for few jobs:
   Sharded  2 ranks, 4 blocks and the root: every collective FSDP's, each
            unit's sizes equal FSDP's own account on every rank, reduce-scatters
            named as such though Gloo runs all-reduces, no DDP anywhere, steps,
-           exposure, prefetch, every format; parameters bit-identical to the
-           job run without ddpscope.
+           exposure, prefetch, every format, `check` unit by unit;
+           parameters bit-identical to the job run without ddpscope.
   Mixed    4 ranks, HSDP (2 x 2), bfloat16 all-gathers and float32 reductions,
            explicit prefetch: dtypes and sizes, HSDP's all-reduce phase,
            forward prefetch seen.
@@ -20,6 +20,8 @@ skipped (exit 77), never passed.
 import csv
 import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -88,6 +90,7 @@ class Sharded(unittest.TestCase):
             self.check_roles_and_steps(rep)
             self.check_exposure(phases_of(rep))
             self.check_formats(os.path.join(out, "run.db"), tmp, rep)
+            self.check_gate(os.path.join(out, "run.db"), tmp)
             plain = os.path.join(tmp, "plain")
             _, codes = run_plain(2, ["--iters", str(STEPS), "--huge-block", "2", "--params-out",
                                      plain], EXAMPLE)
@@ -149,6 +152,32 @@ class Sharded(unittest.TestCase):
         forward = {fqn: p for (fqn, phase), p in by.items() if phase == "forward_all_gather"}
         self.assertEqual(max(forward, key=lambda f: forward[f]["exposed_us"]), "blocks.2",
                          {f: p["exposed_us"] for f, p in forward.items()})
+
+    def check_gate(self, run_db, tmp):
+        """`check` compares FSDP runs unit by unit: the run against itself
+        passes; against a copy whose blocks.2 forward all-gathers (and the
+        calls that waited for them) last 20 ms longer, that unit regresses."""
+        same = subprocess.run([DDPSCOPE, "check", "--baseline", run_db, "--candidate", run_db,
+                               "--metric", "fsdp"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+        self.assertEqual(same.stdout.count("FSDP unit "), 5, same.stdout)
+        slow = os.path.join(tmp, "slow.db")
+        shutil.copy(run_db, slow)
+        db = sqlite3.connect(slow)
+        unit = ("SELECT rank, unit FROM fsdp_info WHERE key = 'fqn' AND value = 'blocks.2'")
+        db.execute("UPDATE collectives SET end_ns = end_ns + 20000000 WHERE (rank, seq) IN "
+                   "(SELECT rank, seq_begin FROM fsdp_regions WHERE kind = 'forward_all_gather' "
+                   f"AND (rank, unit) IN ({unit}))")
+        db.execute("UPDATE fsdp_regions SET end_ns = end_ns + 20000000 WHERE kind = "
+                   f"'forward_all_gather' AND (rank, unit) IN ({unit})")
+        db.commit()
+        db.close()
+        worse = subprocess.run([DDPSCOPE, "check", "--baseline", run_db, "--candidate", slow,
+                                "--metric", "fsdp"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(worse.returncode, 1, worse.stdout + worse.stderr)
+        regressed = [l for l in worse.stdout.splitlines() if l.startswith("REGRESSION ")]
+        self.assertEqual(len(regressed), 1, worse.stdout)
+        self.assertIn("FSDP unit blocks.2", regressed[0])
 
     def check_formats(self, run_db, tmp, rep):
         text = report(run_db)
