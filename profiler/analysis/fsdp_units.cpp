@@ -117,11 +117,11 @@ Sample sample_of(const Call& c, const FsdpRegionRecord& issued, const Marks& m, 
   s.dur_us = double(c.end - c.start) / 1e3;
   const FsdpRegionRecord* wait =
       all_gather(s.phase) ? wait_after(m, s.unit, issued.start_ns) : nullptr;
+  const int64_t backward_end = m.backward_end[size_t(step)];
   if (!compute.empty())
     s.exposed_us = s.dur_us - double(covered(compute, s.span)) / 1e3;
   else
-    s.exposed_us = blocked_us(s, issued, wait, m.backward_end[size_t(step)]);
-  int64_t backward_end = m.backward_end[size_t(step)];
+    s.exposed_us = blocked_us(s, issued, wait, backward_end);
   if (!all_gather(s.phase) && backward_end != INT64_MAX)
     s.tail_us = double(covered({{backward_end, INT64_MAX}}, s.span)) / 1e3;
   if (wait) {
