@@ -10,12 +10,28 @@ one element (a loss for logging: one user region). The model is tiny so the
 hook's own cost is not hidden in the compute. Target: under 100 us per step
 (1 % of a 10 ms training step).
 
-With --fsdp: an FSDP2 model instead (3 fully_shard blocks and the root) on
-2 ranks (FSDP2 issues no collective on one): per step 4 forward and 3
-backward all-gathers and 4 reduce-scatters, each a region, and the units'
-waits and the step's marks; rank 0's step times. Needs a torch with FSDP2.
+With --fsdp: an FSDP2 model instead (3 fully_shard blocks and the root):
+per step 4 forward and 3 backward all-gathers and 4 reduce-scatters (11
+unit-phases), each a region, and the units' waits and the step's marks. It
+runs in one process, recorded, on torch's fake process group of world size
+2, whose collectives return at once: no network and no second rank to wait
+for. The hook's wrappers are taken off and put back (their __wrapped__
+originals) in alternating blocks of steps, --pairs pairs of them, so both
+variants share one process and its memory layout (between processes a
+step's time moves by more than the hook costs). Steps are timed in the
+training thread's CPU time, which other load on the machine moves little,
+and which is what the hook adds to a step where a core is free for the
+injector's writer thread; the writer's added CPU is printed apart. Printed:
+the median over pairs, with the quartiles, per step and per unit-phase
+(target: at most 20 us). The fake group keeps no sequence numbers: the
+hook asks once per group and then knows, so it reads one fewer number per
+collective than on a real group. With --fsdp --gloo: 2 real Gloo ranks, as
+for DDP: rank 0's step times, hook against no hook,
+rank 0's step times (the job's slowdown; this VM's noise is larger than the
+hook). Needs a torch with FSDP2.
 
-usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fsdp]
+usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fsdp [--gloo]]
+       --fsdp alone: --pairs blocks of each variant, --steps steps per block
 env:   DDPSCOPE_BUILD  build tree holding libddpscope_inject.so and python/ [build]
 """
 import argparse
@@ -51,9 +67,16 @@ print(json.dumps(times))
 
 
 FSDP_CHILD = r"""
-import json, sys, time, torch, torch.distributed as dist, torch.nn as nn
+import json, os, sys, time, torch, torch.distributed as dist, torch.nn as nn
+# TOGGLED_BLOCKS
 from torch.distributed.fsdp import fully_shard
-dist.init_process_group("gloo")
+clock, fake = time.perf_counter_ns, os.environ.get("BENCH_FAKE_PG") == "1"
+if fake:
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    dist.init_process_group("fake", rank=0, world_size=2, store=FakeStore())
+    clock = time.thread_time_ns  # the training thread's CPU time
+else:
+    dist.init_process_group("gloo")
 torch.manual_seed(0)
 model = nn.Sequential(*[nn.Linear(16, 16) for _ in range(3)], nn.Linear(16, 4))
 for block in list(model)[:3]:
@@ -61,15 +84,60 @@ for block in list(model)[:3]:
 fully_shard(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 x, times = torch.randn(8, 16), []
-for _ in range(int(sys.argv[1])):
-    t0 = time.perf_counter_ns()
+
+
+def step():
     model(x).sum().backward()
     opt.step()
     opt.zero_grad()
-    times.append(time.perf_counter_ns() - t0)
+
+
+if fake:
+    print(json.dumps(toggled_blocks(step, int(sys.argv[1]), int(sys.argv[2]))))
+else:
+    for _ in range(int(sys.argv[1])):
+        t0 = clock()
+        step()
+        times.append(clock() - t0)
+    print(json.dumps(times))
 dist.destroy_process_group()
-print(json.dumps(times))
 """
+
+# The hook's wrappers on FSDP's classes and on torch.distributed, taken off
+# (their originals, functools.wraps' __wrapped__) and put back in alternating
+# blocks; per block, the training thread's and the process's CPU per step.
+TOGGLED_BLOCKS = r"""
+def toggled_blocks(step, blocks, steps):
+    import torch.distributed.distributed_c10d as c10d
+    from torch.distributed.fsdp._fully_shard import _fsdp_param_group, _fsdp_state
+    try:  # events kept in Python go to the injector before each block
+        from ddpscope_ddp.fsdp_events import flush
+    except ImportError:  # a build before the hook kept them
+        flush = lambda: None
+    patched = []
+    for owner in (c10d, dist, _fsdp_param_group.FSDPParamGroup, _fsdp_state.FSDPState):
+        for name, f in list(vars(owner).items()):
+            code = getattr(f, "__code__", None)
+            if code is not None and "ddpscope_ddp" in code.co_filename and hasattr(f, "__wrapped__"):
+                patched.append((owner, name, f, f.__wrapped__))
+    assert patched, "the hook is not installed"
+    def block(on):
+        for owner, name, wrapper, original in patched:
+            setattr(owner, name, wrapper if on else original)
+        for _ in range(3):
+            step()
+        flush()
+        p0, t0 = time.process_time_ns(), time.thread_time_ns()
+        for _ in range(steps):
+            step()
+        t1, p1 = time.thread_time_ns(), time.process_time_ns()
+        return (t1 - t0) / steps / 1e3, ((p1 - p0) - (t1 - t0)) / steps / 1e3
+    return [[block(False), block(True)] for _ in range(blocks)]
+"""
+
+
+# Per step: 4 forward and 3 backward all-gathers, 4 reduce-scatters.
+FSDP_UNIT_PHASES = 11
 
 
 def free_port():
@@ -78,25 +146,52 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(py, build, out_dir, steps, hook, fsdp):
-    """Rank 0's median step time (us, the first tenth dropped as warm-up)."""
-    nproc, port = (2 if fsdp else 1), str(free_port())
-    procs = []
+def launch(py, build, out_dir, source, args, hook, nproc, fake=False):
+    """Runs `source` on nproc ranks under the injector; rank 0's last line, as JSON."""
+    port, procs = str(free_port()), []
     for rank in range(nproc):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=port, OMP_NUM_THREADS="1",
                    LD_PRELOAD=os.path.join(build, "libddpscope_inject.so"),
                    DDPSCOPE_OUT=out_dir, DDPSCOPE_QUIET="1",
-                   DDPSCOPE_PYTHON="1" if hook else "0",
+                   DDPSCOPE_PYTHON="1" if hook else "0", BENCH_FAKE_PG="1" if fake else "0",
                    PYTHONPATH=os.path.join(build, "python"))
-        procs.append(subprocess.Popen([py, "-c", FSDP_CHILD if fsdp else CHILD, str(steps)],
-                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True))
-    outs = [p.communicate(timeout=600) for p in procs]
+        procs.append(subprocess.Popen([py, "-c", source, *map(str, args)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=1800) for p in procs]
     if any(p.returncode != 0 for p in procs):
         sys.exit(f"python_hook_overhead: the step loop failed: {outs[0][1].strip()[-400:]}")
-    times = json.loads(outs[0][0].strip().splitlines()[-1])
+    return json.loads(outs[0][0].strip().splitlines()[-1])
+
+
+def run(py, build, out_dir, steps, hook, fsdp):
+    """Rank 0's median step time (us, the first tenth dropped as warm-up)."""
+    times = launch(py, build, out_dir, FSDP_CHILD if fsdp else CHILD, [steps], hook,
+                   2 if fsdp else 1)
     return statistics.median(times[len(times) // 10:]) / 1e3
+
+
+def quartiles(xs):
+    q = statistics.quantiles(xs, n=4)
+    return f"quartiles {q[0]:+.1f} .. {q[2]:+.1f}"
+
+
+def fsdp_toggled(py, build, pairs, steps):
+    """The fake group's run: per pair of blocks, the added CPU per step."""
+    source = FSDP_CHILD.replace("# TOGGLED_BLOCKS", TOGGLED_BLOCKS)
+    with tempfile.TemporaryDirectory() as tmp:
+        blocks = launch(py, build, os.path.join(tmp, "run"), source, [pairs, steps], True, 1,
+                        fake=True)
+    step = [on[0] - off[0] for off, on in blocks]
+    writer = [on[1] - off[1] for off, on in blocks]
+    off = statistics.median(b[0][0] for b in blocks)
+    print(f"python: {py}; {pairs} pairs of blocks of {steps} steps (FSDP2, "
+          f"{FSDP_UNIT_PHASES} unit-phases a step, fake group, CPU, one recorded process)")
+    print(f"training thread's CPU per step without the wrappers: {off:.1f} us")
+    print(f"hook cost per step:       {statistics.median(step):+.1f} us  ({quartiles(step)})")
+    print(f"hook cost per unit-phase: {statistics.median(step) / FSDP_UNIT_PHASES:+.1f} us  "
+          f"({quartiles([x / FSDP_UNIT_PHASES for x in step])}; target <= 20 us)")
+    print(f"the injector's writer, CPU per step beside: {statistics.median(writer):+.1f} us")
 
 
 def main():
@@ -105,20 +200,25 @@ def main():
     p.add_argument("--steps", type=int, default=2000)
     venv = os.path.join(ROOT, ".venv", "bin", "python")
     p.add_argument("--python", default=venv if os.path.exists(venv) else "/usr/bin/python3")
-    p.add_argument("--fsdp", action="store_true", help="an FSDP2 model on 2 ranks")
+    p.add_argument("--fsdp", action="store_true", help="an FSDP2 model on a fake group")
+    p.add_argument("--gloo", action="store_true", help="with --fsdp: on 2 Gloo ranks")
     a = p.parse_args()
     build = os.path.abspath(os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build")))
+    if a.fsdp and not a.gloo:
+        return fsdp_toggled(a.python, build, a.pairs, a.steps)
     off, on = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.pairs):
             off.append(run(a.python, build, os.path.join(tmp, f"off{i}"), a.steps, False, a.fsdp))
             on.append(run(a.python, build, os.path.join(tmp, f"on{i}"), a.steps, True, a.fsdp))
     mo, mn = statistics.median(off), statistics.median(on)
-    job = "FSDP2, 11 collectives a step, 2 ranks" if a.fsdp else "DDP, 1 rank"
-    print(f"python: {a.python}; {a.pairs} pairs of {a.steps} steps ({job}, Gloo, CPU)")
+    job = "FSDP2, 11 unit-phases a step, 2 Gloo ranks" if a.fsdp else "DDP, 1 rank, Gloo"
+    print(f"python: {a.python}; {a.pairs} pairs of {a.steps} steps ({job}, CPU)")
     print(f"step median without hook: {mo:.1f} us  (runs: {min(off):.1f} .. {max(off):.1f})")
     print(f"step median with hook:    {mn:.1f} us  (runs: {min(on):.1f} .. {max(on):.1f})")
-    print(f"hook cost per step:       {mn - mo:+.1f} us  (target < 100 us)")
+    pairs = [b - a_ for a_, b in zip(off, on)]
+    print(f"hook cost per step:       {mn - mo:+.1f} us  (pairs {min(pairs):+.1f} .. "
+          f"{max(pairs):+.1f}{'' if a.fsdp else '; target < 100 us'})")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <string_view>
 
 namespace ddpscope::reports {
 namespace {
@@ -23,6 +24,36 @@ const analysis::BucketStats* slowest_bucket(const analysis::RunAnalysis& run) {
   for (const auto& b : run.buckets)
     if (!slowest || b.median_us > slowest->median_us) slowest = &b;
   return slowest;
+}
+
+// The FSDP unit-phase that compute waited for longest per step (null: none waited).
+struct ExposedUnit {
+  const analysis::FsdpUnitStats* unit = nullptr;
+  const analysis::FsdpPhaseStats* phase = nullptr;
+};
+
+ExposedUnit most_exposed_unit(const analysis::RunAnalysis& run) {
+  ExposedUnit most;
+  for (const auto& root : run.fsdp)
+    for (const auto& u : root.units)
+      for (const auto& p : u.phases)
+        if (p.exposed_us > 0 && (!most.phase || p.exposed_us > most.phase->exposed_us))
+          most = {&u, &p};
+  return most;
+}
+
+// FSDP's part of the line: its exposed time where DDP's steps are the line's
+// (a job with both), and the unit that cost most.
+std::string fsdp_part(const analysis::RunAnalysis& run) {
+  if (run.fsdp.empty()) return "";
+  std::string part;
+  if (!run.ddp.empty())
+    part += " | FSDP exposed " + fixed(run.iterations.fsdp_exposed_median_ms, 1) + " ms";
+  if (auto most = most_exposed_unit(run); most.phase)
+    part += " | most exposed unit " + unit_name(*most.unit) + " " +
+            std::string(name_of(most.phase->phase)) + " " + fixed(most.phase->exposed_us / 1e3, 1) +
+            " ms";
+  return part;
 }
 
 const analysis::LiveRank* latest_rank(const analysis::LiveFigures& live) {
@@ -48,6 +79,7 @@ std::string live_line(const analysis::LiveFigures& live) {
     line += " | exposed " + fixed(it.exposed_median_ms, 1) + " ms" +
             pct(it.exposed_median_ms, it.median_ms);
   }
+  line += fsdp_part(live.window);
   if (const auto* b = slowest_bucket(live.window))
     line += " | slowest bucket " + std::to_string(b->index) + " " + fixed(b->median_us / 1e3, 1) +
             " ms";
@@ -132,6 +164,12 @@ void rank_series(const analysis::LiveFigures& live, const std::string& job, std:
       {"ddpscope_exposed_comm_seconds_per_step", "gauge",
        "Median communication per step not hidden behind compute, over the window.",
        [](const auto& r) { return r.exposed_ms / 1e3; }},
+      {"ddpscope_fsdp_comm_seconds_per_step", "gauge",
+       "Median FSDP communication per step over the window (busy time; FSDP jobs only).",
+       [](const auto& r) { return r.fsdp_comm_ms / 1e3; }},
+      {"ddpscope_fsdp_exposed_comm_seconds_per_step", "gauge",
+       "Median FSDP communication per step that compute waited for (FSDP jobs only).",
+       [](const auto& r) { return r.fsdp_exposed_ms / 1e3; }},
       {"ddpscope_late_seconds", "gauge",
        "How late the rank enters collectives after the first rank (median over the window).",
        [](const auto& r) { return r.late_ms / 1e3; }},
@@ -139,7 +177,9 @@ void rank_series(const analysis::LiveFigures& live, const std::string& job, std:
        "Events the rank's recorder dropped since the job began.",
        [](const auto& r) { return double(r.dropped_events); }},
   };
+  const bool fsdp = !live.window.fsdp.empty();
   for (const auto& s : series) {
+    if (!fsdp && std::string_view(s.name).starts_with("ddpscope_fsdp_")) continue;
     Family f(out, s.name, s.type, s.help);
     for (const auto& r : live.ranks)
       f.sample("job=\"" + label_value(job) + "\",rank=\"" + std::to_string(r.rank) + "\",host=\"" +
@@ -175,6 +215,42 @@ void bucket_series(const analysis::LiveFigures& live, const std::string& job, st
   }
 }
 
+// Per FSDP unit and phase, over every rank's steady steps in the window.
+void fsdp_unit_series(const analysis::LiveFigures& live, const std::string& job,
+                      std::ostream& out) {
+  if (live.window.fsdp.empty()) return;
+  struct Series {
+    const char* name;
+    const char* help;
+    std::function<double(const analysis::FsdpPhaseStats&)> value;
+  };
+  const Series series[] = {
+      {"ddpscope_fsdp_unit_exposed_seconds_per_step",
+       "Median time per step that compute waited for the unit's collectives of this phase.",
+       [](const auto& p) { return p.exposed_us / 1e6; }},
+      {"ddpscope_fsdp_unit_seconds", "Median time of one of the unit's collectives of this phase.",
+       [](const auto& p) { return p.median_us / 1e6; }},
+      {"ddpscope_fsdp_unit_calls_per_step", "The unit's collectives of this phase per step.",
+       [](const auto& p) { return p.per_iteration; }},
+      {"ddpscope_fsdp_unit_bytes", "The unit's unsharded size in the collective's dtype (FSDP's).",
+       [](const auto& p) { return double(p.bytes); }},
+      {"ddpscope_fsdp_unit_bus_bandwidth_bytes_per_second",
+       "Bus bandwidth of the phase's median collective (nccl-tests' busbw).",
+       [](const auto& p) { return p.busbw_gbps * 1e9; }},
+  };
+  for (const auto& s : series) {
+    Family f(out, s.name, "gauge", s.help);
+    for (const auto& root : live.window.fsdp)
+      for (const auto& u : root.units)
+        for (const auto& p : u.phases)
+          f.sample("job=\"" + label_value(job) + "\",root=\"" + std::to_string(root.root) +
+                       "\",unit=\"" + label_value(unit_name(u)) + "\",phase=\"" +
+                       std::string(name_of(p.phase)) + "\",op=\"" + std::string(name_of(p.op)) +
+                       "\"",
+                   s.value(p));
+  }
+}
+
 }  // namespace
 
 void write_prometheus(const analysis::LiveFigures& live, const std::string& job,
@@ -182,6 +258,7 @@ void write_prometheus(const analysis::LiveFigures& live, const std::string& job,
   job_series(live, job, out);
   rank_series(live, job, out);
   bucket_series(live, job, out);
+  fsdp_unit_series(live, job, out);
 }
 
 }  // namespace ddpscope::reports

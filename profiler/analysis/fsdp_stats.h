@@ -46,6 +46,9 @@ struct FsdpUnitStats {
   std::vector<double> all_gather_exposed_us;
 };
 
+// How every output names a unit: its fqn, "(root)" for the root module itself.
+inline std::string unit_name(const FsdpUnitStats& u) { return u.fqn.empty() ? "(root)" : u.fqn; }
+
 struct FsdpRootStats {
   int root = 0;  // the root's unit number
   std::string module;

@@ -71,8 +71,13 @@ void fsdp_summary(RunAnalysis& run, std::vector<RankView>& views,
   for (auto& v : views) {
     auto steps = fsdp.steps.find(v.rank);
     if (steps == fsdp.steps.end()) continue;
+    std::vector<double> rank_comm, rank_exposed;
     for (const auto& s : steps->second)
-      if (!s.warmup) comm.push_back(s.fsdp_comm_ms), exposed.push_back(s.fsdp_exposed_ms);
+      if (!s.warmup) rank_comm.push_back(s.fsdp_comm_ms), rank_exposed.push_back(s.fsdp_exposed_ms);
+    v.fsdp_comm_ms_median = stats::quantile(rank_comm, 0.5);
+    v.fsdp_exposed_ms_median = stats::quantile(rank_exposed, 0.5);
+    comm.insert(comm.end(), rank_comm.begin(), rank_comm.end());
+    exposed.insert(exposed.end(), rank_exposed.begin(), rank_exposed.end());
     if (!v.split.iterations.empty()) continue;
     v.fsdp_steps = std::move(steps->second);
     // On CPU, FSDP's exposed time is what the training thread was blocked.

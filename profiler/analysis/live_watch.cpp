@@ -42,9 +42,16 @@ LiveFigures& LiveWatch::analyse(store::RunReader& window, int64_t now_wall_ns, b
   figures_.ranks.clear();
   figures_.steps = figures_.window.ranks.empty() ? 0 : UINT64_MAX;
   for (const auto& r : figures_.window.ranks) {
-    LiveRank live{r.rank,           r.host, steps_[r.rank], r.iter_ms_median,
-                  r.comm_ms_median, 0,      straggle_ms(r), r.dropped_events};
-    live.exposed_ms = stats::median(std::move(exposed[r.rank]));
+    LiveRank live{.rank = r.rank,
+                  .host = r.host,
+                  .steps = steps_[r.rank],
+                  .step_ms = r.iter_ms_median,
+                  .comm_ms = r.comm_ms_median,
+                  .exposed_ms = stats::median(std::move(exposed[r.rank])),
+                  .late_ms = straggle_ms(r),
+                  .dropped_events = r.dropped_events,
+                  .fsdp_comm_ms = r.fsdp_comm_ms_median,
+                  .fsdp_exposed_ms = r.fsdp_exposed_ms_median};
     figures_.steps = std::min(figures_.steps, live.steps);
     figures_.ranks.push_back(std::move(live));
   }

@@ -20,8 +20,9 @@ struct LiveRank {
   std::string host;
   uint64_t steps = 0;  // completed since the job began
   double step_ms = 0, comm_ms = 0, exposed_ms = 0;
-  double late_ms = 0;           // straggle_ms() over the window
-  uint64_t dropped_events = 0;  // since the job began
+  double late_ms = 0;                            // straggle_ms() over the window
+  uint64_t dropped_events = 0;                   // since the job began
+  double fsdp_comm_ms = 0, fsdp_exposed_ms = 0;  // FSDP's per step; 0 without FSDP
 };
 
 struct LiveFigures {

@@ -59,6 +59,11 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
       }
     r.iter_ms_median = stats::quantile(iter, 0.5);
     r.comm_ms_median = stats::quantile(comm, 0.5);
+    for (const auto& v : views) {
+      if (v.rank != p.rank) continue;
+      r.fsdp_comm_ms_median = v.fsdp_comm_ms_median;
+      r.fsdp_exposed_ms_median = v.fsdp_exposed_ms_median;
+    }
     run.ranks.push_back(r);
   }
   for (const auto& v : views) run.lateness.push_back(lateness_row(v, late));

@@ -34,6 +34,8 @@ struct RankView {
   bool compute_from_kernels = false;
   // Without DDP iterations, FSDP's steps are the rank's (fsdp_units.h).
   std::vector<IterationStats> fsdp_steps;
+  // Over its steady FSDP steps (with or without DDP's iterations beside them).
+  double fsdp_comm_ms_median = 0, fsdp_exposed_ms_median = 0;
 };
 
 // Every rank's kernels of one kind (as stored, not yet unioned), three

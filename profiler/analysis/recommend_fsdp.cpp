@@ -13,7 +13,8 @@ struct Exposed {
   const FsdpPhaseStats* phase;
 };
 
-std::string unit_name(const FsdpUnitStats& u) { return u.fqn.empty() ? "the root" : u.fqn; }
+// In a sentence: "the root" rather than the tables' "(root)".
+std::string unit_phrase(const FsdpUnitStats& u) { return u.fqn.empty() ? "the root" : u.fqn; }
 
 // "blocks.0 1.8 ms in 90 % of steps, blocks.1 ... and 2 more"
 std::string listing(std::vector<Exposed> xs) {
@@ -36,7 +37,7 @@ void exposed_all_gathers(const FsdpRootStats& root, FsdpRegionKind phase,
   for (const auto& u : root.units)
     for (const auto& p : u.phases)
       if (p.phase == phase && p.exposed_steps_pct > 50 && p.exposed_us > 0)
-        (2 * p.prefetched < p.calls ? late : prefetched_late).push_back({unit_name(u), &p});
+        (2 * p.prefetched < p.calls ? late : prefetched_late).push_back({unit_phrase(u), &p});
   const bool forward = phase == FsdpRegionKind::forward_all_gather;
   const char* pass = forward ? "forward" : "backward";
   if (!late.empty())

@@ -109,6 +109,8 @@ struct RankStats {
   int exit_code = -1;
   int signal = 0;
   bool finalized = false;
+  // FSDP's communication per step (busy time) and its exposed part; 0 without FSDP.
+  double fsdp_comm_ms_median = 0, fsdp_exposed_ms_median = 0;
 };
 
 // A rank that never entered a collective the others are waiting in: the last

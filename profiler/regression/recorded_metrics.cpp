@@ -117,7 +117,7 @@ std::vector<Metric> fsdp_metrics(const analysis::RunAnalysis& run) {
   for (const auto& root : run.fsdp)
     for (const auto& u : root.units) {
       if (u.all_gather_exposed_us.empty()) continue;
-      std::string name = u.fqn.empty() ? "(root)" : u.fqn;
+      std::string name = analysis::unit_name(u);
       out.push_back({"fsdp", "fsdp " + name, "FSDP unit " + name + ": all-gathers exposed per step",
                      "us", Better::lower, 1.0, u.all_gather_exposed_us});
     }
@@ -130,7 +130,7 @@ std::pair<std::string, uint64_t> fsdp_units(const analysis::RunAnalysis& run) {
   uint64_t bytes = 0;
   for (const auto& root : run.fsdp)
     for (const auto& u : root.units) {
-      names += (names.empty() ? "" : ", ") + (u.fqn.empty() ? std::string("(root)") : u.fqn);
+      names += (names.empty() ? "" : ", ") + analysis::unit_name(u);
       for (const auto& p : u.phases)
         if (p.phase == FsdpRegionKind::forward_all_gather) bytes += p.bytes;
     }

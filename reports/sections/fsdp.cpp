@@ -35,8 +35,6 @@ std::vector<Row> rows_of(const RunAnalysis& run) {
   return out;
 }
 
-std::string unit_name(const FsdpUnitStats& u) { return u.fqn.empty() ? "(root)" : u.fqn; }
-
 // "reduce_scatter" or "reduce_scatter as allreduce".
 std::string op_text(const FsdpPhaseStats& p) {
   std::string s(name_of(p.op));

@@ -14,6 +14,9 @@ pays for few jobs:
            forward prefetch seen.
   Both     FSDP over the model and DDP over a head in one step: both sections,
            each collective in one of them.
+  Launch   3 ranks, gradient accumulation: `record --nproc` trains as
+           torchrun does, bit for bit; the metrics file's FSDP series equal
+           the report of the same window.
 Debian's torch 1.13 has no FSDP2: there the example says so and every case is
 skipped (exit 77), never passed.
 """
@@ -32,9 +35,16 @@ from test_ddp_record import DDPSCOPE, JOB_ENV, PY, ROOT, free_port, run_plain  #
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from gpu_check_fsdp import fsdp_accounts, phases_of  # noqa: E402
+from test_live import parse, report_window  # noqa: E402
 
 EXAMPLE = os.path.join(ROOT, "examples", "fsdp_train.py")
 STEPS = 6
+# blocks.2 holds 8 times the others' parameters, so its all-gather is the
+# longest. A small batch keeps its 8 times longer compute short: a rank that
+# falls behind in it makes the other wait in the next unit's all-gather
+# (blocks.3's), and with the default batch of 32 that wait outgrew blocks.2's
+# own in 2 of 13 runs on this 2-core machine.
+HUGE_JOB = ["--iters", str(STEPS), "--huge-block", "2", "--batch", "4"]
 
 try:
     from torch.distributed.fsdp import fully_shard  # noqa: F401
@@ -43,8 +53,8 @@ except (ImportError, ValueError):  # Debian's 1.13: its FSDP1 fails to import on
     HAS_FSDP2 = False
 
 
-def record(out, nproc, args):
-    res = subprocess.run([DDPSCOPE, "record", "-o", out, "--nproc", str(nproc), "--", PY,
+def record(out, nproc, args, flags=()):
+    res = subprocess.run([DDPSCOPE, "record", "-o", out, "--nproc", str(nproc), *flags, "--", PY,
                           EXAMPLE] + args, capture_output=True, text=True, timeout=600, env=JOB_ENV)
     if res.returncode != 0:
         raise AssertionError(f"record failed ({res.returncode}): {res.stderr}")
@@ -82,9 +92,7 @@ class Sharded(unittest.TestCase):
     def test_units_phases_and_steps(self):
         with tempfile.TemporaryDirectory() as tmp:
             out, logs, params = (os.path.join(tmp, d) for d in ("run", "log", "params"))
-            args = ["--iters", str(STEPS), "--huge-block", "2", "--fsdp-log", logs,
-                    "--params-out", params]
-            record(out, 2, args)
+            record(out, 2, [*HUGE_JOB, "--fsdp-log", logs, "--params-out", params])
             rep = report_json(os.path.join(out, "run.db"))
             self.check_account(rep, fsdp_accounts(logs, 2))
             self.check_roles_and_steps(rep)
@@ -92,7 +100,7 @@ class Sharded(unittest.TestCase):
             self.check_formats(os.path.join(out, "run.db"), tmp, rep)
             self.check_gate(os.path.join(out, "run.db"), tmp)
             plain = os.path.join(tmp, "plain")
-            _, codes = run_plain(2, ["--iters", str(STEPS), "--huge-block", "2", "--params-out",
+            _, codes = run_plain(2, [*HUGE_JOB, "--params-out",
                                      plain], EXAMPLE)
             self.assertEqual(codes, [0, 0])
             for r in range(2):
@@ -229,7 +237,7 @@ class Launch(unittest.TestCase):
         unset: `record --nproc 3` sets it to 1 as torchrun does, and the trained
         parameters are torchrun's bit for bit (with each rank's own thread
         pool, reductions split across other numbers of threads can round
-        otherwise)."""
+        otherwise), the metrics file written every second beside."""
         env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
         torchrun = os.path.join(os.path.dirname(PY), "torchrun")
         args = ["--iters", "3", "--blocks", "2", "--mixed-precision", "--accumulate", "2"]
@@ -239,8 +247,10 @@ class Launch(unittest.TestCase):
                                   str(free_port()), EXAMPLE, *args, "--params-out", theirs],
                                  capture_output=True, text=True, timeout=600, env=env)
             self.assertEqual(res.returncode, 0, res.stderr[-2000:])
+            prom = os.path.join(tmp, "job.prom")
             res = subprocess.run([DDPSCOPE, "record", "-o", os.path.join(tmp, "run"), "--nproc",
-                                  "3", "--", PY, EXAMPLE, *args, "--params-out", mine],
+                                  "3", "--metrics-file", prom, "--metrics-every", "1", "--", PY,
+                                  EXAMPLE, *args, "--params-out", mine],
                                  capture_output=True, text=True, timeout=600, env=env)
             self.assertEqual(res.returncode, 0, res.stderr[-2000:])
             self.assertIn("OMP_NUM_THREADS set to 1", res.stderr)
@@ -249,6 +259,30 @@ class Launch(unittest.TestCase):
                         open(os.path.join(mine, f"params-rank{r}.json")) as b:
                     self.assertEqual(json.load(a)["sha256"], json.load(b)["sha256"], f"rank {r}")
             self.check_accumulation(report_json(os.path.join(tmp, "run", "run.db")))
+            self.check_live(os.path.join(tmp, "run"), prom)
+
+    def check_live(self, out, prom):
+        """The metrics file's last look (at the job's end) names every unit and
+        phase the report names for the same window, with its size and its
+        exposed time within 10 % (the live look reads the rank files, the
+        report the merged run), and FSDP's exposed time per rank. (The live
+        line's FSDP part: tests/reports/test_live.cpp; this job ends before a
+        line would show whole steps.)"""
+        samples = parse(prom)
+        rep = report_window(out, samples)
+        want = {(fqn or "(root)", phase): p for (fqn, phase), p in phases_of(rep).items()}
+        got = {(l["unit"], l["phase"]): v
+               for l, v in samples["ddpscope_fsdp_unit_exposed_seconds_per_step"]}
+        self.assertEqual(set(got), set(want))
+        for key, p in want.items():
+            self.assertLessEqual(abs(got[key] * 1e6 - p["exposed_us"]), 0.10 * p["exposed_us"],
+                                 f"{key}: {got[key] * 1e6:.1f} us in the metrics file, "
+                                 f"{p['exposed_us']:.1f} us in the report")
+        sizes = {(l["unit"], l["phase"]): v for l, v in samples["ddpscope_fsdp_unit_bytes"]}
+        self.assertEqual(sizes, {k: p["bytes"] for k, p in want.items()})
+        ranks = samples["ddpscope_fsdp_exposed_comm_seconds_per_step"]
+        self.assertEqual(sorted(int(l["rank"]) for l, _ in ranks), [0, 1, 2])
+        self.assertTrue(all(v > 0 for _, v in ranks), ranks)
 
     def check_accumulation(self, rep):
         """Two micro-batches a step, the first without gradient sync and without

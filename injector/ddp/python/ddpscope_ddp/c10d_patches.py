@@ -9,8 +9,8 @@ is FSDP's, and noted with the unit and phase. Join's own counting of the ranks s
 import functools
 import inspect
 
-from ddpscope_ddp import fsdp_patches, native
-from ddpscope_ddp.native import JOIN_CONTROL, USER, FsdpCall, Region
+from ddpscope_ddp import fsdp_events, fsdp_patches, native
+from ddpscope_ddp.native import JOIN_CONTROL, USER, Region
 
 # The public collectives of torch.distributed that take a `group`.
 _COLLECTIVES = (
@@ -35,34 +35,47 @@ def patch_collectives(mod):
             setattr(mod, name, _follow_user_call(mod, name, fn))
 
 
-def _group_locator(fn):
-    """A function (args, kwargs) -> the `group` argument as passed, or None."""
+def _group_index(fn):
+    """Where `group` is among fn's positional parameters (large: nowhere)."""
     try:
-        names = list(inspect.signature(fn).parameters)
-        index = names.index("group")
+        return list(inspect.signature(fn).parameters).index("group")
     except (TypeError, ValueError):
-        return lambda args, kwargs: kwargs.get("group")
-    return lambda args, kwargs: kwargs.get("group", args[index] if len(args) > index else None)
+        return 1 << 30
 
 
 def _follow_user_call(mod, name, fn):
-    group_of = _group_locator(fn)
+    index = _group_index(fn)
+    fsdp_ok = name not in _SYNC_ONLY
+    # FSDP's post_backward leaves the phase to the op it calls.
+    reduction = fsdp_patches.ALL_REDUCE if name.startswith("all_reduce") else fsdp_patches.REDUCE_SCATTER
+    region_local, fsdp_local = native._local, fsdp_patches._local
+
+    def default_group():
+        try:
+            return mod._get_default_group()
+        except Exception:
+            return None
 
     @functools.wraps(fn)
     def user_call(*args, **kwargs):
+        # FSDP's own, for one of its units (its wrapper checked compiling
+        # before it set the context). Inline reads, no helper calls: this runs
+        # on every collective FSDP issues (fsdp_events.fsdp_call).
+        fsdp = getattr(fsdp_local, "context", None)
+        if fsdp is not None and fsdp_ok and not getattr(region_local, "stack", None):
+            group = kwargs.get("group", args[index] if len(args) > index else None)
+            group = group if group is not None else default_group()
+            if group is None:
+                return fn(*args, **kwargs)
+            flags = fsdp[2] | (fsdp_patches.ASYNC if kwargs.get("async_op") else 0)
+            return fsdp_events.fsdp_call(reduction if fsdp[1] is None else fsdp[1], fsdp[0], group,
+                                    flags, fn, args, kwargs)
         if native.compiling() or native.inside_region():
             return fn(*args, **kwargs)
-        fsdp = fsdp_patches.context()
-        group = group_of(args, kwargs)
+        group = kwargs.get("group", args[index] if len(args) > index else None)
+        group = group if group is not None else default_group()
         if group is None:
-            try:
-                group = mod._get_default_group()
-            except Exception:
-                return fn(*args, **kwargs)
-        if fsdp is not None and name not in _SYNC_ONLY:  # FSDP's own, for one of its units
-            flags = fsdp[2] | (fsdp_patches.ASYNC if kwargs.get("async_op") else 0)
-            with FsdpCall(fsdp_patches.kind_for(fsdp, name), fsdp[0], group, flags):
-                return fn(*args, **kwargs)
+            return fn(*args, **kwargs)
         with Region(USER, -1, group):
             return fn(*args, **kwargs)
 

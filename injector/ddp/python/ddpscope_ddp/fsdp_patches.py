@@ -15,7 +15,9 @@ forward began a training step) and `backward_end` (the root's post-backward
 callback: autograd is done).
 
 Units are numbered in the order their roots were first run, per process, and
-kept in a weak map: nothing is stored on FSDP's objects. Built on FSDP's
+kept by the param group's id, each entry dropped when its group is collected
+(weakref.finalize): nothing is stored on FSDP's objects, and the hot path
+reads a plain dict (a weak map costs a new weak reference on every read). Built on FSDP's
 structure as torch 2.11 to 2.15 have it; where an attribute is missing, the
 fact or mark is left out and the job goes on.
 """
@@ -24,24 +26,25 @@ import functools
 import threading
 import weakref
 
-from ddpscope_ddp import native
+from ddpscope_ddp import fsdp_events, native
 
 # FsdpRegionKind (profiler/core/records.h)
 FORWARD_ALL_GATHER, BACKWARD_ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, WAIT, STEP, BACKWARD_END = range(7)
 # FsdpRegionFlag
 PREFETCH, ASYNC = 1, 2
 
-_units = weakref.WeakKeyDictionary()  # FSDPParamGroup -> unit number
+_units = {}  # id(FSDPParamGroup) -> unit number, while the group lives
 _all_gather_pgs = {}  # unit number -> its all-gather group's key (for its waits)
-_BACKWARD_STATES = set()  # FSDP's TrainingState members of backward
-_roots = weakref.WeakKeyDictionary()  # root FSDPState -> its unit numbers
+_BACKWARD_STATES = set()  # ids of FSDP's TrainingState members of backward (an enum
+# member's hash is Python code: its id is not)
+_roots = {}  # id(root FSDPState) -> its unit numbers, while the state lives
 _count = [0]
 _local = threading.local()
 
 
 def patch_param_group(mod):
     states = getattr(mod, "TrainingState", None)
-    _BACKWARD_STATES.update(getattr(states, n) for n in ("PRE_BACKWARD", "POST_BACKWARD")
+    _BACKWARD_STATES.update(id(getattr(states, n)) for n in ("PRE_BACKWARD", "POST_BACKWARD")
                             if hasattr(states, n))
     cls = mod.FSDPParamGroup
     cls.unshard = _follow_unshard(cls.unshard)
@@ -62,6 +65,10 @@ def patch_state(mod):
 
 
 # --- the collective a unit issues --------------------------------------------
+#
+# On every collective's path: each wrapper is one frame that keeps its event
+# in fsdp_events' array (no ctypes call), reads Python's own clock, and
+# checks compiling through torch's own function, bound once.
 
 
 def context():
@@ -70,43 +77,22 @@ def context():
     return getattr(_local, "context", None)
 
 
-def kind_for(ctx, op_name):
-    phase = ctx[1]
-    if phase is not None:
-        return phase
-    return ALL_REDUCE if op_name.startswith("all_reduce") else REDUCE_SCATTER
-
-
-class _Context:
-    __slots__ = ("value", "saved")
-
-    def __init__(self, value):
-        self.value = value
-
-    def __enter__(self):
-        self.saved = getattr(_local, "context", None)
-        _local.context = self.value
-
-    def __exit__(self, *exc):
-        _local.context = self.saved
-        return False
-
-
-def _unit_of(group):
-    return _units.get(group)
-
-
 def _follow_unshard(unshard):
+    is_compiling = native.compile_check()
+
     @functools.wraps(unshard)
     def unshard_followed(self, *args, **kwargs):
-        unit = _unit_of(self)
-        if unit is None or native.compiling():
+        unit = _units.get(id(self))
+        if unit is None or is_compiling():
             return unshard(self, *args, **kwargs)
-        backward = getattr(self, "_training_state", None) in _BACKWARD_STATES
-        phase = BACKWARD_ALL_GATHER if backward else FORWARD_ALL_GATHER
+        backward = id(getattr(self, "_training_state", None)) in _BACKWARD_STATES
         flags = PREFETCH if getattr(_local, "prefetching", False) else 0
-        with _Context((unit, phase, flags)):
+        saved = getattr(_local, "context", None)
+        _local.context = (unit, BACKWARD_ALL_GATHER if backward else FORWARD_ALL_GATHER, flags)
+        try:
             return unshard(self, *args, **kwargs)
+        finally:
+            _local.context = saved
 
     return unshard_followed
 
@@ -126,29 +112,36 @@ def _follow_prefetch(prefetch):
 
 def _follow_wait(wait):
     """The moment the unit needs its parameters, and how long it waited."""
+    is_compiling = native.compile_check()
 
     @functools.wraps(wait)
     def wait_followed(self, *args, **kwargs):
-        unit = _unit_of(self)
-        if unit is None or native.compiling() or getattr(self, "_all_gather_result", None) is None:
+        unit = _units.get(id(self))
+        if unit is None or is_compiling() or getattr(self, "_all_gather_result", None) is None:
             return wait(self, *args, **kwargs)
-        t_begin = native.now()
+        t_begin = fsdp_events.clock()
         try:
             return wait(self, *args, **kwargs)
         finally:
-            native.fsdp_mark(WAIT, unit, _all_gather_pgs.get(unit, 0), t_begin, native.now())
+            fsdp_events.mark(WAIT, unit, _all_gather_pgs.get(unit, 0), t_begin)
 
     return wait_followed
 
 
 def _follow_post_backward(post_backward):
+    is_compiling = native.compile_check()
+
     @functools.wraps(post_backward)
     def post_backward_followed(self, *args, **kwargs):
-        unit = _unit_of(self)
-        if unit is None or native.compiling():
+        unit = _units.get(id(self))
+        if unit is None or is_compiling():
             return post_backward(self, *args, **kwargs)
-        with _Context((unit, None, 0)):
+        saved = getattr(_local, "context", None)
+        _local.context = (unit, None, 0)
+        try:
             return post_backward(self, *args, **kwargs)
+        finally:
+            _local.context = saved
 
     return post_backward_followed
 
@@ -160,7 +153,7 @@ def _follow_lazy_init(lazy_init):
     @functools.wraps(lazy_init)
     def lazy_init_followed(self, *args, **kwargs):
         result = lazy_init(self, *args, **kwargs)
-        if getattr(self, "_is_root", None) and self not in _roots and not native.compiling():
+        if getattr(self, "_is_root", None) and id(self) not in _roots and not native.compiling():
             try:
                 _note_root(self)
             except Exception as e:  # a torch we do not know: the job goes on
@@ -171,17 +164,22 @@ def _follow_lazy_init(lazy_init):
 
 
 def _follow_root_pre_forward(root_pre_forward):
+    """Every state's forward calls it; only a root's begins a step (and the
+    first call makes the roots: _lazy_init runs inside it)."""
+
     @functools.wraps(root_pre_forward)
     def root_pre_forward_followed(self, *args, **kwargs):
+        if getattr(self, "_is_root", None) is False:
+            return root_pre_forward(self, *args, **kwargs)
         ctx = getattr(self, "_state_ctx", None)
         starts = ctx is not None and getattr(ctx, "iter_forward_root", None) is None
-        t_begin = native.now()
+        t_begin = fsdp_events.clock()
         try:
             return root_pre_forward(self, *args, **kwargs)
         finally:
-            units = _roots.get(self)
-            if starts and units:
-                native.fsdp_mark(STEP, units[0], 0, t_begin, native.now())
+            units = _roots.get(id(self))
+            if starts and units:  # the previous step's last events go to the injector now
+                fsdp_events.mark(STEP, units[0], 0, t_begin, hand_over=True)
 
     return root_pre_forward_followed
 
@@ -189,13 +187,14 @@ def _follow_root_pre_forward(root_pre_forward):
 def _follow_backward_end(callback):
     @functools.wraps(callback)
     def backward_end_followed(self, *args, **kwargs):
-        t_begin = native.now()
+        units = _roots.get(id(self))
+        if not units:
+            return callback(self, *args, **kwargs)
+        t_begin = fsdp_events.clock()
         try:
             return callback(self, *args, **kwargs)
         finally:
-            units = _roots.get(self)
-            if units:
-                native.fsdp_mark(BACKWARD_END, units[0], 0, t_begin, native.now())
+            fsdp_events.mark(BACKWARD_END, units[0], 0, t_begin, hand_over=True)
 
     return backward_end_followed
 
@@ -206,14 +205,16 @@ def _note_root(root):
     units = []
     for state in getattr(root._state_ctx, "all_states", []):
         for group in getattr(state, "_fsdp_param_groups", None) or _single_group(state):
-            if group in _units:
+            if id(group) in _units:
                 continue
             unit = _count[0]
             _count[0] += 1
-            _units[group] = unit
+            _units[id(group)] = unit
+            weakref.finalize(group, _units.pop, id(group), None)
             units.append(unit)
             _note_unit(group, unit, units[0], torch)
-    _roots[root] = units
+    _roots[id(root)] = units
+    weakref.finalize(root, _roots.pop, id(root), None)
 
 
 def _single_group(state):

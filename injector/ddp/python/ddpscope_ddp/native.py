@@ -11,6 +11,7 @@ import ctypes
 import os
 import sys
 import threading
+import weakref
 
 # DdpRegionKind (profiler/core/records.h)
 INIT, FORWARD, COMM_HOOK, JOIN_SHADOW, JOIN_FINAL, JOIN_CONTROL, USER = range(7)
@@ -18,6 +19,8 @@ INIT, FORWARD, COMM_HOOK, JOIN_SHADOW, JOIN_FINAL, JOIN_CONTROL, USER = range(7)
 SYNC, GRAD_ENABLED, REBUILT, SHADOW = 1, 2, 4, 8
 
 _lib = None
+# The FSDP events' entry point, called with the GIL held (fsdp_events.py).
+fsdp_events_entry = None
 _local = threading.local()
 _noticed = set()
 
@@ -35,17 +38,18 @@ def load():
                                            ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64]
         lib.ddpscope_py_info.restype = None
         lib.ddpscope_py_info.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
-        lib.ddpscope_py_fsdp_region.restype = None
-        lib.ddpscope_py_fsdp_region.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64,
-                                                ctypes.c_int64, ctypes.c_int64, ctypes.c_uint32,
-                                                ctypes.c_uint64, ctypes.c_uint64]
+        lib.ddpscope_py_thread_id.restype = ctypes.c_uint32
+        events = ctypes.PyDLL(None).ddpscope_py_fsdp_events
+        events.restype = None
+        events.argtypes = [ctypes.c_void_p, ctypes.c_int]
         lib.ddpscope_py_fsdp_info.restype = None
         lib.ddpscope_py_fsdp_info.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
     except (OSError, AttributeError):
         return False
     if not lib.ddpscope_py_recording():
         return False
-    _lib = lib
+    global fsdp_events_entry
+    _lib, fsdp_events_entry = lib, events
     return True
 
 
@@ -66,60 +70,35 @@ def now():
     return _lib.ddpscope_py_now() if _lib is not None else 0
 
 
+def thread_id():
+    """The calling thread's number in the rank file."""
+    return _lib.ddpscope_py_thread_id() if _lib is not None else 0
+
+
 def fsdp_info(unit, key, value):
     if _lib is not None:
         _lib.ddpscope_py_fsdp_info(int(unit), str(key).encode(), str(value).encode())
 
 
-def fsdp_mark(kind, unit, pg_key, t_begin, t_end):
-    """An FSDP moment that issues no collective (a wait, a step's start).
-    Called from `finally` blocks in the job's path: it never raises."""
-    try:
-        if _lib is not None:
-            _lib.ddpscope_py_fsdp_region(kind, unit, pg_key, -1, -1, 0, t_begin, t_end)
-    except Exception as e:
-        notice(f"could not note an FSDP moment ({type(e).__name__}: {e})")
-
-
-class FsdpCall:
-    """with FsdpCall(kind, unit, pg, flags): one collective FSDP issued for a
-    unit, noted with the group's sequence numbers around it. It is a region
-    while it runs, so the collectives torch calls inside it (an alias calling
-    its new name) stay its own."""
-
-    __slots__ = ("kind", "unit", "pg", "flags", "t_begin")
-
-    def __init__(self, kind, unit, pg, flags):
-        self.kind, self.unit, self.pg, self.flags = kind, unit, pg, flags
-
-    def __enter__(self):
-        _stack().append(self)
-        self.t_begin = now()
-        return self
-
-    def __exit__(self, exc_type, *exc):
-        # One collective per call: the group numbered it one below its count
-        # now (read once, after: half the cost of reading around it). A call
-        # that raised may have numbered none, so it names no collective.
-        seq_end = sequence_number(self.pg) if exc_type is None else -1
-        stack = _stack()
-        if stack and stack[-1] is self:
-            stack.pop()
-        try:
-            if _lib is not None:
-                _lib.ddpscope_py_fsdp_region(self.kind, self.unit, id(self.pg),
-                                             seq_end - 1 if seq_end > 0 else -1, seq_end,
-                                             self.flags, self.t_begin, now())
-        except Exception as e:
-            notice(f"could not note an FSDP collective ({type(e).__name__}: {e})")
-        return False
+# Groups whose backend keeps no sequence numbers (torch's fake group, some
+# third-party backends), by id, each with a weak reference that tells a
+# reused id from the group itself. Asking them again would cost a C++
+# exception, with its backtrace, on every collective.
+unnumbered = {}
 
 
 def sequence_number(pg):
     """The group's collective count (torch's desync-debug counter), or -1."""
+    known = unnumbered.get(id(pg))
+    if known is not None and known() is pg:
+        return -1
     try:
         return int(pg._get_sequence_number_for_group())
     except Exception:
+        try:
+            unnumbered[id(pg)] = weakref.ref(pg)
+        except TypeError:  # not weakly referable: asked each time
+            pass
         return -1
 
 
@@ -172,12 +151,19 @@ class Region:
 _is_compiling = None
 
 
-def compiling():
-    """True while torch.compile traces: wrappers then stay out of the graph.
-    (torch 1.x has no torch.compile: always False there.)"""
+def compile_check():
+    """torch's own `torch.compiler.is_compiling` (torch 1.x has no
+    torch.compile: a function that says False), for wrappers to bind once;
+    under torch.compile's tracing it is True, so wrappers stay out of the
+    graph."""
     global _is_compiling
     if _is_compiling is None:
         torch = sys.modules.get("torch")
         compiler = getattr(torch, "compiler", None) if torch is not None else None
         _is_compiling = getattr(compiler, "is_compiling", None) or (lambda: False)
-    return _is_compiling()
+    return _is_compiling
+
+
+def compiling():
+    """True while torch.compile traces: wrappers then stay out of the graph."""
+    return compile_check()()
