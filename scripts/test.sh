@@ -28,10 +28,7 @@ cat "$times/venv.log"
 # Configured again now that .venv is there: its tests are registered with it.
 scripts/build.sh >/dev/null
 status=0
-# Three at a time on two cores: many tests wait on sockets, timers and their
-# children (the 2-slot suite kept the cores 77 % busy); the ones that measure
-# time are RUN_SERIAL and still run alone (docs/reliability.md).
-(cd "$build" && ctest --output-on-failure -j 3 "$@") | tee "$times/ctest.log" || status=$?
+(cd "$build" && ctest --output-on-failure -j 2 "$@") | tee "$times/ctest.log" || status=$?
 echo "total $(($(date +%s) - begin))" >>"$times/phases"
 scripts/ci_times.sh "$build" "$times/phases" "$times/ctest.log"
 count="$(grep -E '^[0-9]+% tests passed' "$times/ctest.log" | tail -1 || true)"
