@@ -2,7 +2,7 @@
 
 A torch.distributed call made outside every DDP region is the user's (a loss
 all-reduce for logging, say); made inside one, it is DDP's and is left to that
-region. Made while FSDP communicates for a unit (fsdp_patches.context()), it
+region. Made while FSDP communicates for a unit (fsdp_patches._local.context), it
 is FSDP's, and noted with the unit and phase. Join's own counting of the ranks still training is join control.
 """
 

@@ -39,6 +39,9 @@ _BACKWARD_STATES = set()  # ids of FSDP's TrainingState members of backward (an 
 # member's hash is Python code: its id is not)
 _roots = {}  # id(root FSDPState) -> its unit numbers, while the state lives
 _count = [0]
+# _local.context: (unit, phase or None, flags) while FSDP communicates for a
+# unit (phase None: post_backward, where the op decides: reduce_scatter or
+# all_reduce); c10d_patches reads it.
 _local = threading.local()
 
 
@@ -69,12 +72,6 @@ def patch_state(mod):
 # On every collective's path: each wrapper is one frame that keeps its event
 # in fsdp_events' array (no ctypes call), reads Python's own clock, and
 # checks compiling through torch's own function, bound once.
-
-
-def context():
-    """(unit, phase or None, flags) while FSDP communicates for a unit, or None.
-    phase None: post_backward, where the op decides (reduce_scatter/all_reduce)."""
-    return getattr(_local, "context", None)
 
 
 def _follow_unshard(unshard):

@@ -66,10 +66,6 @@ def info(instance, key, value):
         _lib.ddpscope_py_info(int(instance), str(key).encode(), str(value).encode())
 
 
-def now():
-    return _lib.ddpscope_py_now() if _lib is not None else 0
-
-
 def thread_id():
     """The calling thread's number in the rank file."""
     return _lib.ddpscope_py_thread_id() if _lib is not None else 0
