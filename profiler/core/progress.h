@@ -16,6 +16,20 @@ void set_sink(Sink sink);  // nullptr: nobody watches
 void update(std::string_view stage, uint64_t done, uint64_t total);
 void finish();  // the work is over: a sink clears its line (update with total 0 and done 0)
 
+// Keeps this thread's reports from the sink while it lives: work done beside
+// the job (record's live view analyses a window every second) is not the
+// long work a user waits on, and its line would land amid the job's output.
+class Silence {
+ public:
+  Silence();
+  ~Silence();
+  Silence(const Silence&) = delete;
+  Silence& operator=(const Silence&) = delete;
+
+ private:
+  bool was_;
+};
+
 // For loops over many rows: reports the first tick (the stage began), then
 // every 65,536.
 class Counter {

@@ -5,8 +5,12 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "profiler/analysis/analyze.h"
+#include "profiler/core/progress.h"
+#include "profiler/store/reader.h"
 #include "profiler/store/sqlite.h"
 #include "profiler/store/writer.h"
+#include "record/live_view.h"
 #include "record/window.h"
 #include "tests/support/records.h"
 #include "tests/support/subprocess.h"
@@ -69,4 +73,42 @@ TEST_CASE("a rank file not yet readable is counted and read at the next refresh"
   auto seen = window.refresh(INT64_MIN);
   CHECK(seen.files == 1);
   CHECK(seen.unreadable == 1);
+}
+
+namespace {
+std::vector<std::string> g_reported;  // the stages the test's progress sink saw
+void keep_stage(std::string_view stage, uint64_t, uint64_t) { g_reported.emplace_back(stage); }
+}  // namespace
+
+// record's live line owns the terminal's last row while the job runs; a
+// progress line from the live view's analysis would land amid the job's
+// output (the tmux test in tests/cli saw "analysis: collectives 1 of 680").
+TEST_CASE("the live view's analysis draws no progress line; the same thread's later work does") {
+  auto dir = testing::temp_dir("live-quiet");
+  {
+    RankWriter w(dir + "/rank-0.db", {{"kind", "rank"}, {"timeline", "monotonic"}});
+    ProcessRecord p;
+    p.rank = 0;
+    p.world_size = 1;
+    w.begin();
+    for (uint64_t s = 0; s < 4; ++s) w.add(testing::allreduce_at(0, s, int64_t(s) * 1000));
+    w.put(p);
+    w.commit();
+  }
+  g_reported.clear();
+  core::progress::set_sink(keep_stage);
+  {  // the analysis alone reports its stages: what the live view must hold back
+    store::RunReader reader(dir + "/rank-0.db");
+    analysis::analyze_run(reader);
+  }
+  CHECK_FALSE(g_reported.empty());
+  g_reported.clear();
+  ddpscope::record::LiveView view(dir, 60, dir + "/window.db");
+  view.refresh(1'000'000'000);  // a window of 60 s ending 1 s into the run
+  REQUIRE(view.last().window.ranks.size() == 1);
+  CHECK(view.last().window.ranks[0].collectives == 4);
+  CHECK(g_reported.empty());
+  core::progress::update("after", 1, 2);  // the silence ends with the refresh
+  core::progress::set_sink(nullptr);
+  CHECK(g_reported == std::vector<std::string>{"after"});
 }
