@@ -32,6 +32,17 @@ testing::Result workload(const std::vector<std::string>& args,
   return testing::run(argv, env);
 }
 
+// Rows of `table` in the rank file of a process still running: 0 while the
+// file or the table is not there yet.
+int64_t rows_in(const std::string& dir, const std::string& table) {
+  try {
+    store::RunReader db(dir + "/rank-0.db");
+    return db.count(table);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("work still running keeps its collectives pending, then they are event-timed") {
@@ -58,15 +69,7 @@ TEST_CASE("enqueued collectives whose work never runs are in flight, through kil
   auto dir = testing::temp_dir("event-stuck");
   testing::Process p({CUDA_EVENT_WORKLOAD_EXE, "stuck"}, injected(dir, 50));
   REQUIRE(p.wait_for_line("enqueued"));
-  auto in_flight = [&] {  // 0 while the file or its rows are not there yet
-    try {
-      store::RunReader db(dir + "/rank-0.db");
-      return db.rows<InflightRecord>().size();
-    } catch (const std::exception&) {
-      return size_t(0);
-    }
-  };
-  for (int waited = 0; waited < 30000 && in_flight() < 3; waited += 50) usleep(50000);
+  for (int waited = 0; waited < 30000 && rows_in(dir, "inflight") < 3; waited += 50) usleep(50000);
   p.signal(SIGKILL);
   REQUIRE(p.wait().status == 128 + SIGKILL);
   store::RunReader db(dir + "/rank-0.db");
@@ -100,7 +103,11 @@ TEST_CASE("a timing error that will not go away resolves at once, host-timed and
   auto dir = testing::temp_dir("event-error");
   testing::Process p({CUDA_EVENT_WORKLOAD_EXE, "elapsed-error"}, injected(dir, 50));
   REQUIRE(p.wait_for_line("ready"));
-  usleep(5 * 50 * 1000);  // five flushes; then no exit handler runs
+  // Held back as pending, they would never be written: wait (30 s at most,
+  // a bound on a stuck test) for the writer's flushes, then kill, so no exit
+  // handler runs.
+  for (int waited = 0; waited < 30000 && rows_in(dir, "collectives") < 5; waited += 50)
+    usleep(50000);
   p.signal(SIGKILL);
   CHECK(p.wait().status == 128 + SIGKILL);
   store::RunReader db(dir + "/rank-0.db");
