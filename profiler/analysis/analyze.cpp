@@ -227,11 +227,11 @@ std::vector<DdpInstanceSummary> ddp_instances(const std::map<int, RankAccount>& 
 
 // HTA's overlap figure per rank, from the compute union the views hold.
 // `comm`: the device spans of collectives without kernel rows.
-void rank_kernel_overlap(RunAnalysis& run, store::RunReader& reader,
-                         const std::vector<RankView>& views,
-                         std::map<int, std::vector<Interval>> comm) {
-  for (auto& [rank, kernels] : kernel_intervals(reader, KernelKind::comm))
-    comm[rank].insert(comm[rank].end(), kernels.begin(), kernels.end());
+// `kernels`: every rank's communication kernels.
+void rank_kernel_overlap(RunAnalysis& run, const std::vector<RankView>& views,
+                         std::map<int, std::vector<Interval>> comm,
+                         std::map<int, std::vector<Interval>> kernels) {
+  for (auto& [rank, k] : kernels) comm[rank].insert(comm[rank].end(), k.begin(), k.end());
   static const std::vector<Interval> kNone;
   for (auto& r : run.ranks) {
     auto c = comm.find(r.rank);
@@ -277,6 +277,7 @@ struct CollectivePass {
   std::vector<Call> calls;
   std::map<int, std::vector<Interval>> device_spans;  // for the kernel overlap
   int64_t origin = INT64_MAX;                         // the first collective's host start
+  ShapeTable shapes;                                  // the calls' shapes, for find_mismatches
 };
 
 CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
@@ -289,6 +290,7 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
     ops.add(c);
     if (device_span_without_kernels(c)) pass.device_spans[c.rank].push_back({c.start_ns, c.end_ns});
     pass.calls.push_back(call_of(c));
+    pass.calls.back().shape = pass.shapes.id(c.op, c.dtype, c.count);
     best = std::max(best, c.timing);
     pass.origin = std::min(pass.origin, c.host_start_ns);
   });
@@ -298,15 +300,15 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
 }
 
 // One view per rank that left a process row, over its slice of `calls`.
+// `compute`: every rank's compute kernels.
 std::vector<RankView> rank_views(store::RunReader& reader, const std::vector<ProcessRecord>& procs,
                                  std::map<int, std::span<Call>>& by_rank,
                                  const std::map<int, RankAccount>& accounts,
-                                 const std::map<int, FsdpRankAccount>& fsdp) {
+                                 const std::map<int, FsdpRankAccount>& fsdp,
+                                 std::map<int, std::vector<Interval>> compute) {
   std::vector<RankView> views;
   std::set<int> ranks;
   for (const auto& p : procs) ranks.insert(p.rank);
-  core::progress::update("analysis: kernels", 0, 0);
-  auto compute = kernel_intervals(reader, KernelKind::compute);
   for (int r : ranks) {
     core::progress::update("analysis: ranks", views.size(), ranks.size());
     auto acc = accounts.find(r);
@@ -356,14 +358,16 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   RunAnalysis run;
   auto procs = reader.processes();
   describe_run(run, reader, procs);
-  auto [calls, device_spans, origin] = read_collectives(run, reader);
+  auto [calls, device_spans, origin, shapes] = read_collectives(run, reader);
   auto by_rank = calls_by_rank(calls);
   auto fsdp = classify_fsdp(reader, by_rank);
   auto accounts = classify(reader, calls);
-  auto views = rank_views(reader, procs, by_rank, accounts, fsdp);
-  bool kernels =
+  core::progress::update("analysis: kernels", 0, 0);
+  auto kernels = kernel_intervals(reader);
+  auto views = rank_views(reader, procs, by_rank, accounts, fsdp, std::move(kernels.compute));
+  bool from_kernels =
       std::any_of(views.begin(), views.end(), [](auto& v) { return v.compute_from_kernels; });
-  run.compute_source = kernels ? "kernels" : "backward-window";
+  run.compute_source = from_kernels ? "kernels" : "backward-window";
 
   fsdp_summary(run, views, by_rank, fsdp);
   iteration_summary(run, views);
@@ -374,7 +378,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   rank_summary(run, calls, procs, views);
   rank_endings(run, reader, procs);
   rank_iterations(run, views);
-  rank_kernel_overlap(run, reader, views, std::move(device_spans));
+  rank_kernel_overlap(run, views, std::move(device_spans), std::move(kernels.comm));
   run.ddp = ddp_instances(accounts, views);
   run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);
@@ -382,7 +386,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   // ranks and calls that tell a hang from the edge of the part.
   if (reader.filter().all()) {
     run.hangs = find_hangs(reader, calls, run.ranks, run.world_size, origin);
-    run.mismatches = find_mismatches(reader);
+    run.mismatches = find_mismatches(calls, shapes, reader.rows<InflightRecord>());
   }
   run.recommendations = recommend(run);
   core::progress::finish();

@@ -51,10 +51,10 @@ HostClock fit_line(const std::vector<Sample>& m, int64_t t0, int samples) {
 
 }  // namespace
 
-double ClockSync::correction_ns(const std::string& host, int64_t t) const {
+HostCorrection ClockSync::of(const std::string& host) const {
   auto h = hosts.find(host), r = hosts.find(reference);
-  if (host == reference || h == hosts.end()) return 0;
-  return h->second.at(t) - (r == hosts.end() ? 0 : r->second.at(t));
+  if (host == reference || h == hosts.end()) return {};
+  return {&h->second, r == hosts.end() ? nullptr : &r->second};
 }
 
 ClockSync fit_clocks(const std::vector<std::vector<const Call*>>& groups,

@@ -31,12 +31,21 @@ struct HostClock {
   double at(int64_t t) const { return offset_ns + drift * double(t - t0); }
 };
 
+// One host's clock against the reference's, looked up once: a loop over a
+// million calls does not look the host up by name for each.
+struct HostCorrection {
+  const HostClock* own = nullptr;  // none: the reference or an unknown host
+  const HostClock* reference = nullptr;
+  double at(int64_t t) const { return own ? own->at(t) - (reference ? reference->at(t) : 0) : 0; }
+};
+
 struct ClockSync {
   std::string reference;  // rank 0's host
   std::map<std::string, HostClock> hosts;
   // What to subtract from a time on `host`'s clock, at about `t`, to put it
   // on the reference host's clock (0 for the reference and unknown hosts).
-  double correction_ns(const std::string& host, int64_t t) const;
+  double correction_ns(const std::string& host, int64_t t) const { return of(host).at(t); }
+  HostCorrection of(const std::string& host) const;
 };
 
 // `groups`: each complete synchronising collective's calls, one per rank.

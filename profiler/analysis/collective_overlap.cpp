@@ -7,7 +7,7 @@ namespace ddpscope::analysis {
 
 std::vector<CollectiveOverlap> collective_overlap(store::RunReader& reader,
                                                   const std::string& where) {
-  auto compute = kernel_intervals(reader, KernelKind::compute);
+  auto compute = std::move(kernel_intervals(reader).compute);
   for (auto& [rank, intervals] : compute) intervals = union_of(std::move(intervals));
 
   std::vector<CollectiveOverlap> out;

@@ -10,6 +10,7 @@ namespace ddpscope::analysis {
 struct Interval {
   int64_t start = 0, end = 0;
   int64_t length() const { return end > start ? end - start : 0; }
+  bool operator==(const Interval&) const = default;
 };
 
 // Sorted, disjoint, non-adjacent intervals covering the same points as the input.

@@ -36,6 +36,7 @@ struct Call {
   uint32_t group = 0;     // ddp_bucket: the backward pass (or join shadow step) it belongs to
   CollectiveRole role = CollectiveRole::unknown;
   bool shadow = false;  // issued by a joined rank shadowing the others
+  uint32_t shape = 0;   // its (op, dtype, count) in the run's ShapeTable (mismatches.h)
 };
 
 // A collective as the iteration split sees it (its execution interval).

@@ -6,13 +6,18 @@
 
 namespace ddpscope::analysis {
 
-std::map<int, std::vector<Interval>> kernel_intervals(store::RunReader& reader, KernelKind kind) {
-  std::map<int, std::vector<Interval>> out;
+KernelIntervals kernel_intervals(store::RunReader& reader) {
+  KernelIntervals out;
+  const std::string comm = name_of(KernelKind::comm), compute = name_of(KernelKind::compute);
   store::Statement st(reader.connection(),
-                      std::string("SELECT rank, start_ns, end_ns FROM kernels WHERE kind = '") +
-                          name_of(kind) + "' AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND " +
+                      "SELECT rank, kind, start_ns, end_ns FROM kernels WHERE kind IN ('" + comm +
+                          "', '" + compute +
+                          "') AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND " +
                           reader.where("kernels"));
-  while (st.step()) out[int(st.int64(0))].push_back({st.time(1), st.time(2)});
+  while (st.step()) {
+    auto& of_kind = st.text_view(1) == comm ? out.comm : out.compute;
+    of_kind[int(st.int64(0))].push_back({st.time(2), st.time(3)});
+  }
   return out;
 }
 

@@ -38,10 +38,14 @@ struct RankView {
   double fsdp_comm_ms_median = 0, fsdp_exposed_ms_median = 0;
 };
 
-// Every rank's kernels of one kind (as stored, not yet unioned), three
-// columns in one pass over the table through the reader's filter: a per-rank
-// indexed query would seek row by row through millions.
-std::map<int, std::vector<Interval>> kernel_intervals(store::RunReader& reader, KernelKind kind);
+// Every rank's compute and communication kernels (as stored, not yet
+// unioned), four columns in one pass over the table through the reader's
+// filter: a per-rank indexed query would seek row by row through millions,
+// and a pass per kind reads every row twice.
+struct KernelIntervals {
+  std::map<int, std::vector<Interval>> compute, comm;
+};
+KernelIntervals kernel_intervals(store::RunReader& reader);
 
 // On CPU there are no kernels: backward is taken to run from an iteration's
 // first bucket launch to its last bucket launch (after that nothing is left to

@@ -45,7 +45,9 @@ Lateness measure_lateness(const std::vector<Call>& calls,
   Lateness out;
   auto groups = complete_groups(calls);
   out.clocks = fit_clocks(synchronising_groups(groups), host_of);
-  auto host = [&](int rank) { return host_of.count(rank) ? host_of.at(rank) : std::string(); };
+  std::map<int, HostCorrection> correction;  // by rank
+  for (const auto& [rank, h] : host_of) correction[rank] = out.clocks.of(h);
+  const HostCorrection unnamed = out.clocks.of("");  // a rank without a host name
   for (const auto& [rank, h] : host_of) {
     auto it = out.clocks.hosts.find(h);
     int64_t t0 = it == out.clocks.hosts.end() ? 0 : it->second.t0;
@@ -56,7 +58,9 @@ Lateness measure_lateness(const std::vector<Call>& calls,
     int last_rank = -1;
     std::vector<std::pair<int, double>> entered;
     for (const Call* c : g) {
-      double t = double(c->host_start) - out.clocks.correction_ns(host(c->rank), c->host_start);
+      auto k = correction.find(c->rank);
+      double t =
+          double(c->host_start) - (k == correction.end() ? unnamed : k->second).at(c->host_start);
       entered.push_back({c->rank, t});
     }
     first = entered.front().second;

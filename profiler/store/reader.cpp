@@ -29,27 +29,6 @@ void check_tables(Connection& conn, int version) {
   }
 }
 
-// "'send', 'recv'": the names of the ops with `trait`, as an SQL list.
-std::string op_names_sql(OpTrait trait) {
-  std::string out;
-  for (const OpFacts& op : kOps)
-    if (op.traits & trait) out += (out.empty() ? "'" : ", '") + std::string(op.name) + "'";
-  return out;
-}
-
-// "0,2,5" (group_concat's list) -> {0, 2, 5}
-std::vector<int> rank_list(std::string_view text) {
-  std::vector<int> out;
-  for (size_t at = 0; at < text.size();) {
-    size_t comma = std::min(text.find(',', at), text.size());
-    int rank = 0;
-    std::from_chars(text.data() + at, text.data() + comma, rank);
-    out.push_back(rank);
-    at = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 RunReader::RunReader(const std::string& path) {
@@ -126,32 +105,6 @@ int64_t RunReader::count(const std::string& table) {
     if (table == t->name) where = filter_sql(*t);
   Statement s(*conn_, "SELECT count(*) FROM " + table + (where.empty() ? "" : " WHERE " + where));
   return s.step() ? s.int64(0) : 0;
-}
-
-std::vector<CallShape> RunReader::call_shapes() {
-  std::string not_p2p = "op NOT IN (" + op_names_sql(kPointToPoint) + ")";
-  auto calls_in = [&](const TableSpec& t) {
-    std::string filtered = filter_sql(t);
-    return std::string("SELECT rank, comm_id, seq, op, dtype, count FROM ") + t.name + " WHERE " +
-           not_p2p + (filtered.empty() ? "" : " AND " + filtered);
-  };
-  std::string calls = calls_in(Row<CollectiveRecord>::table());
-  if (Row<InflightRecord>::table().since_version <= version_)
-    calls += " UNION ALL " + calls_in(Row<InflightRecord>::table());
-  Statement st(
-      *conn_,
-      "SELECT comm_id, seq, op, dtype, count, group_concat(rank) FROM (SELECT DISTINCT * "
-      "FROM (" +
-          calls + ") ORDER BY rank) GROUP BY comm_id, seq, op, dtype, count ORDER BY comm_id, seq");
-  std::vector<CallShape> out;
-  while (st.step())
-    out.push_back({.comm_id = uint64_t(st.int64(0)),
-                   .seq = uint64_t(st.int64(1)),
-                   .op = parse_op(st.text_view(2)).value_or(Op::allreduce),
-                   .dtype = parse_dtype(st.text_view(3)).value_or(Dtype::unknown),
-                   .count = uint64_t(st.int64(4)),
-                   .ranks = rank_list(st.text_view(5))});
-  return out;
 }
 
 }  // namespace ddpscope::store

@@ -28,17 +28,6 @@ struct RunFilter {
   bool all() const { return ranks.empty() && since_ns == INT64_MIN && until_ns == INT64_MAX; }
 };
 
-// The ranks that called sequence number `seq` on communicator `comm_id` as one
-// op, dtype and element count, completed (`collectives`) or entered and not
-// completed (`inflight`): one shape of one collective.
-struct CallShape {
-  uint64_t comm_id = 0, seq = 0;
-  Op op = Op::allreduce;
-  Dtype dtype = Dtype::unknown;
-  uint64_t count = 0;
-  std::vector<int> ranks;  // ascending
-};
-
 class RunReader {
  public:
   // Opens read-only and checks the schema; throws InputError (one line naming
@@ -72,7 +61,6 @@ class RunReader {
   // Every shape of every collective but point-to-point ones (their numbers do
   // not pair ranks up), ordered by comm_id and seq: a seq with more than one
   // shape is a mismatch (docs/hangs.md).
-  std::vector<CallShape> call_shapes();
 
   Connection& connection() { return *conn_; }
   int schema_version() const { return version_; }

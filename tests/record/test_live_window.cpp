@@ -83,7 +83,7 @@ void keep_stage(std::string_view stage, uint64_t, uint64_t) { g_reported.emplace
 // record's live line owns the terminal's last row while the job runs; a
 // progress line from the live view's analysis would land amid the job's
 // output (the tmux test in tests/cli saw "analysis: collectives 1 of 680").
-TEST_CASE("the live view's analysis draws no progress line; the same thread's later work does") {
+TEST_CASE("the live view's analysis draws no progress line, the same thread's later work does") {
   auto dir = testing::temp_dir("live-quiet");
   {
     RankWriter w(dir + "/rank-0.db", {{"kind", "rank"}, {"timeline", "monotonic"}});

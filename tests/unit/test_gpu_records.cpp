@@ -158,12 +158,16 @@ TEST_CASE("kernel overlap per rank: comm kernels' union against compute's, and d
   // adds 100, the adjacent [2000,2100) and [7000,8000) nothing: 400 of 2000.
   write_gpu_rank(path, 0, 0, overlap_compute());
   RunReader r(path);
-  auto comm = analysis::kernel_intervals(r, KernelKind::comm);
+  auto kernels = analysis::kernel_intervals(r);
+  auto& comm = kernels.comm;
   REQUIRE(comm.size() == 1);
   CHECK(comm[0].size() == 2);
   std::vector<analysis::Interval> compute;
   for (auto& k : r.rows<KernelRecord>("kind = 'compute'"))
     compute.push_back({k.start_ns, k.end_ns});
+  // One pass reads both kinds: compute's rows are compute's, in the table's order.
+  REQUIRE(kernels.compute.size() == 1);
+  CHECK(kernels.compute[0] == compute);
   auto o = analysis::kernel_overlap(comm[0], analysis::union_of(compute));
   CHECK(o.comm_ns == 2000);
   CHECK(o.overlapped_ns == 400);
@@ -196,7 +200,7 @@ TEST_CASE("kernel overlap counts collectives timed on the device without kernel 
     w.close();
   }
   RunReader r(path);
-  CHECK(analysis::kernel_intervals(r, KernelKind::comm).empty());
+  CHECK(analysis::kernel_intervals(r).comm.empty());
   auto c = r.collectives();
   REQUIRE(c.size() == 2);
   CHECK(analysis::device_span_without_kernels(c[0]));
