@@ -225,21 +225,26 @@ std::vector<DdpInstanceSummary> ddp_instances(const std::map<int, RankAccount>& 
   return out;
 }
 
-// HTA's overlap figure per rank, from the compute union the views hold.
+// HTA's overlap figure per rank (rank -> percent), from the compute union
+// the views hold; taken as soon as the views are made, so that the kernels
+// are not held beside the lateness's maps.
 // `comm`: the device spans of collectives without kernel rows.
 // `kernels`: every rank's communication kernels.
-void rank_kernel_overlap(RunAnalysis& run, const std::vector<RankView>& views,
-                         std::map<int, std::vector<Interval>> comm,
-                         std::map<int, std::vector<Interval>> kernels) {
-  for (auto& [rank, k] : kernels) comm[rank].insert(comm[rank].end(), k.begin(), k.end());
-  static const std::vector<Interval> kNone;
-  for (auto& r : run.ranks) {
-    auto c = comm.find(r.rank);
-    if (c == comm.end()) continue;
-    auto v = std::find_if(views.begin(), views.end(), [&](auto& x) { return x.rank == r.rank; });
-    bool kernels = v != views.end() && v->compute_from_kernels;
-    r.kernel_overlap_pct = kernel_overlap(std::move(c->second), kernels ? v->compute : kNone).pct();
+std::map<int, double> kernel_overlap_by_rank(const std::vector<RankView>& views,
+                                             std::map<int, std::vector<Interval>> comm,
+                                             std::map<int, std::vector<Interval>> kernels) {
+  for (auto& [rank, k] : kernels) {
+    comm[rank].insert(comm[rank].end(), k.begin(), k.end());
+    k = {};
   }
+  static const std::vector<Interval> kNone;
+  std::map<int, double> out;
+  for (auto& [rank, c] : comm) {
+    auto v = std::find_if(views.begin(), views.end(), [&](auto& x) { return x.rank == rank; });
+    bool from_kernels = v != views.end() && v->compute_from_kernels;
+    out[rank] = kernel_overlap(std::move(c), from_kernels ? v->compute : kNone).pct();
+  }
+  return out;
 }
 
 std::vector<RoleStats> role_stats(const std::vector<Call>& calls) {
@@ -284,7 +289,10 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
   CollectivePass pass;
   OpSummarizer ops;
   Timing best = Timing::none;
-  core::progress::Counter read("analysis: collectives", uint64_t(reader.count("collectives")));
+  const auto rows = uint64_t(reader.count("collectives"));
+  // Sized once: grown by doubling, a million calls would briefly be held twice.
+  pass.calls.reserve(rows);
+  core::progress::Counter read("analysis: collectives", rows);
   reader.for_each_collective([&](const CollectiveRecord& c) {
     read.tick();
     ops.add(c);
@@ -365,6 +373,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   core::progress::update("analysis: kernels", 0, 0);
   auto kernels = kernel_intervals(reader);
   auto views = rank_views(reader, procs, by_rank, accounts, fsdp, std::move(kernels.compute));
+  auto overlap = kernel_overlap_by_rank(views, std::move(device_spans), std::move(kernels.comm));
   bool from_kernels =
       std::any_of(views.begin(), views.end(), [](auto& v) { return v.compute_from_kernels; });
   run.compute_source = from_kernels ? "kernels" : "backward-window";
@@ -378,7 +387,8 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   rank_summary(run, calls, procs, views);
   rank_endings(run, reader, procs);
   rank_iterations(run, views);
-  rank_kernel_overlap(run, views, std::move(device_spans), std::move(kernels.comm));
+  for (auto& r : run.ranks)
+    if (auto o = overlap.find(r.rank); o != overlap.end()) r.kernel_overlap_pct = o->second;
   run.ddp = ddp_instances(accounts, views);
   run.roles = role_stats(calls);
   timeline_sample(run, views, options.timeline_iterations, origin == INT64_MAX ? 0 : origin);

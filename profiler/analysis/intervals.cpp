@@ -9,14 +9,18 @@ std::vector<Interval> union_of(std::vector<Interval> v) {
           v.end());
   std::sort(v.begin(), v.end(),
             [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  std::vector<Interval> out;
+  // Merged in place, and sized to fit: a rank's compute kernels are
+  // millions, and the analysis keeps every rank's union.
+  size_t n = 0;
   for (const auto& i : v) {
-    if (!out.empty() && i.start <= out.back().end)
-      out.back().end = std::max(out.back().end, i.end);
+    if (n && i.start <= v[n - 1].end)
+      v[n - 1].end = std::max(v[n - 1].end, i.end);
     else
-      out.push_back(i);
+      v[n++] = i;
   }
-  return out;
+  v.resize(n);
+  v.shrink_to_fit();
+  return v;
 }
 
 int64_t total_length(const std::vector<Interval>& u) {
