@@ -366,12 +366,13 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   RunAnalysis run;
   auto procs = reader.processes();
   describe_run(run, reader, procs);
+  auto kernels_read = kernel_intervals_beside(reader);
   auto [calls, device_spans, origin, shapes] = read_collectives(run, reader);
   auto by_rank = calls_by_rank(calls);
   auto fsdp = classify_fsdp(reader, by_rank);
   auto accounts = classify(reader, calls);
   core::progress::update("analysis: kernels", 0, 0);
-  auto kernels = kernel_intervals(reader);
+  auto kernels = kernels_read.get();
   auto views = rank_views(reader, procs, by_rank, accounts, fsdp, std::move(kernels.compute));
   auto overlap = kernel_overlap_by_rank(views, std::move(device_spans), std::move(kernels.comm));
   bool from_kernels =

@@ -21,6 +21,14 @@ KernelIntervals kernel_intervals(store::RunReader& reader) {
   return out;
 }
 
+std::future<KernelIntervals> kernel_intervals_beside(const store::RunReader& reader) {
+  return std::async(std::launch::async, [path = reader.path(), filter = reader.filter()] {
+    store::RunReader own(path);
+    own.set_filter(filter);
+    return kernel_intervals(own);
+  });
+}
+
 namespace {
 
 Interval interval_of(const Call& c) { return {c.start, c.end}; }

@@ -3,6 +3,7 @@
 // iteration and per bucket that follow.
 #pragma once
 
+#include <future>
 #include <map>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct KernelIntervals {
   std::map<int, std::vector<Interval>> compute, comm;
 };
 KernelIntervals kernel_intervals(store::RunReader& reader);
+// The same, read on a thread of its own through a connection of its own
+// (the reader's file and filter): the analysis reads the collectives
+// meanwhile, two cores on the two largest tables.
+std::future<KernelIntervals> kernel_intervals_beside(const store::RunReader& reader);
 
 // On CPU there are no kernels: backward is taken to run from an iteration's
 // first bucket launch to its last bucket launch (after that nothing is left to
