@@ -37,6 +37,7 @@ test_packages=(
   libxml2-utils iproute2   # xmllint and ip/tc for the check tests (tests/check)
   python3-venv             # for .venv when the python3 on PATH has no venv module
   clang-14 libclang-rt-14-dev  # libFuzzer, ASan, UBSan: the fuzz targets (tests/fuzz)
+  prometheus prometheus-node-exporter  # the metrics path and the shipped rules (tests/contrib)
 )
 [ "$demo" -eq 1 ] || packages+=("${test_packages[@]}")
 
