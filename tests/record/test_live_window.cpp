@@ -27,23 +27,34 @@ int64_t count(const std::string& db, const std::string& sql) {
   return s.step() ? s.int64(0) : -1;
 }
 
-}  // namespace
-
-TEST_CASE("the window copies what a live rank file gained, once, and lets old events go") {
-  auto dir = testing::temp_dir("window");
-  RankWriter w(dir + "/rank-0.db", {{"kind", "rank"}, {"timeline", "monotonic"}});
+// Rank 0's file as its writer keeps it while the job runs: each flush adds
+// all-reduces `first` .. `first + n - 1`, 1 us apart, and rewrites the
+// process row.
+struct LiveRankFile {
+  RankWriter w;
   ProcessRecord p;
-  p.rank = 0;
-  p.world_size = 2;
-  p.clock_offset_ns = 1'000'000;
-  auto flush = [&](uint64_t first, uint64_t n, uint64_t dropped) {
+  LiveRankFile(const std::string& dir, int world_size, int64_t clock_offset_ns)
+      : w(dir + "/rank-0.db", {{"kind", "rank"}, {"timeline", "monotonic"}}) {
+    p.rank = 0;
+    p.world_size = world_size;
+    p.clock_offset_ns = clock_offset_ns;
+  }
+  void flush(uint64_t first, uint64_t n, uint64_t dropped = 0) {
     w.begin();
     for (uint64_t s = first; s < first + n; ++s)
       w.add(testing::allreduce_at(0, s, int64_t(s) * 1000));
     p.dropped_events = dropped;
     w.put(p);
     w.commit();
-  };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the window copies what a live rank file gained, once, and lets old events go") {
+  auto dir = testing::temp_dir("window");
+  LiveRankFile file(dir, 2, 1'000'000);
+  auto flush = [&](uint64_t first, uint64_t n, uint64_t dropped) { file.flush(first, n, dropped); };
   flush(0, 3, 0);
   RecordingWindow window(dir, dir + "/window.db");
   auto seen = window.refresh(INT64_MIN);
@@ -63,7 +74,7 @@ TEST_CASE("the window copies what a live rank file gained, once, and lets old ev
   window.refresh(1'000'000 + 3000);  // collectives 0..2 started before
   CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 2);
   CHECK(count(window.path(), "SELECT min(seq) FROM collectives") == 3);
-  w.close();
+  file.w.close();
 }
 
 TEST_CASE("a rank file not yet readable is counted and read at the next refresh") {
@@ -85,16 +96,7 @@ void keep_stage(std::string_view stage, uint64_t, uint64_t) { g_reported.emplace
 // output (the tmux test in tests/cli saw "analysis: collectives 1 of 680").
 TEST_CASE("the live view's analysis draws no progress line, the same thread's later work does") {
   auto dir = testing::temp_dir("live-quiet");
-  {
-    RankWriter w(dir + "/rank-0.db", {{"kind", "rank"}, {"timeline", "monotonic"}});
-    ProcessRecord p;
-    p.rank = 0;
-    p.world_size = 1;
-    w.begin();
-    for (uint64_t s = 0; s < 4; ++s) w.add(testing::allreduce_at(0, s, int64_t(s) * 1000));
-    w.put(p);
-    w.commit();
-  }
+  LiveRankFile(dir, 1, 0).flush(0, 4);
   g_reported.clear();
   core::progress::set_sink(keep_stage);
   {  // the analysis alone reports its stages: what the live view must hold back
