@@ -239,10 +239,11 @@ std::map<int, double> kernel_overlap_by_rank(const std::vector<RankView>& views,
   }
   static const std::vector<Interval> kNone;
   std::map<int, double> out;
-  for (auto& [rank, c] : comm) {
+  for (auto& entry : comm) {
+    const int rank = entry.first;
     auto v = std::find_if(views.begin(), views.end(), [&](auto& x) { return x.rank == rank; });
     bool from_kernels = v != views.end() && v->compute_from_kernels;
-    out[rank] = kernel_overlap(std::move(c), from_kernels ? v->compute : kNone).pct();
+    out[rank] = kernel_overlap(std::move(entry.second), from_kernels ? v->compute : kNone).pct();
   }
   return out;
 }

@@ -50,11 +50,13 @@ Mismatch mismatch_of(Instance at, std::vector<std::pair<uint32_t, int32_t>> seen
   });
   seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
   Mismatch m{at.first, at.second, {}};
-  for (const auto& [id, rank] : seen) {
+  for (const auto& call : seen) {
+    const Mismatch::Shape& shape = shapes[call.first];
+    const int32_t rank = call.second;
     auto same = std::find_if(m.shapes.begin(), m.shapes.end(),
-                             [&](const Mismatch::Shape& o) { return same_shape(o, shapes[id]); });
+                             [&](const Mismatch::Shape& o) { return same_shape(o, shape); });
     if (same == m.shapes.end()) {
-      m.shapes.push_back(shapes[id]);
+      m.shapes.push_back(shape);
       same = m.shapes.end() - 1;
     }
     same->ranks.push_back(rank);
