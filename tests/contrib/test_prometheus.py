@@ -75,7 +75,9 @@ def file_value(path, name, **labels):
     """The value of the one sample of `name` in an exposition file whose
     labels include `labels`."""
     found = []
-    for line in open(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for line in lines:
         m = re.match(r"^(\w+)\{([^}]*)\} (\S+)$", line.strip())
         if not m or m.group(1) != name:
             continue
@@ -105,15 +107,16 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:{node_port}"]
 """)
+        self.logs = [open(os.path.join(tmp, name), "w") for name in ("node.log", "prom.log")]
         self.procs = [
             subprocess.Popen([NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{node_port}",
                               "--collector.disable-defaults", "--collector.textfile",
                               f"--collector.textfile.directory={self.textfiles}"],
-                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "node.log"), "w")),
+                             stdout=subprocess.DEVNULL, stderr=self.logs[0]),
             subprocess.Popen([PROMETHEUS, f"--config.file={config}",
                               f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
                               f"--web.listen-address=127.0.0.1:{self.port}"],
-                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "prom.log"), "w")),
+                             stdout=subprocess.DEVNULL, stderr=self.logs[1]),
         ]
 
     def get(self, path, **params):
@@ -151,6 +154,8 @@ scrape_configs:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        for f in self.logs:
+            f.close()
 
 
 def dashboard_exprs():
@@ -166,7 +171,9 @@ def rule_exprs():
     """Each rule's (name, expr) from the shipped file (a plain YAML subset:
     `- record:`/`- alert:` then `expr:` lines)."""
     name = None
-    for line in open(RULES):
+    with open(RULES) as f:
+        lines = f.read().splitlines()
+    for line in lines:
         m = re.match(r"^\s*- (record|alert): (\S+)", line)
         if m:
             name = m.group(2)
@@ -204,12 +211,14 @@ class Scraped(unittest.TestCase):
     def check(self, server, tmp):
         ddp_prom = os.path.join(server.textfiles, "ddp.prom")
         began = time.time()
-        # Rank 1 sleeps 40 ms a step: it enters every all-reduce late and
-        # rank 0 waits, exposed. A ring of 64 events flushed every 2 s drops.
+        # Rank 1 sleeps 100 ms a step, several times the step's compute even
+        # on a loaded machine: it enters every all-reduce late and rank 0
+        # waits, exposed. A ring of 64 events flushed every 2 s drops (ten
+        # buckets a step on the backend's thread).
         self.record(tmp, "ddp-run", ddp_prom,
-                    [os.path.join(ROOT, "examples", "ddp_train.py"), "--iters", "200",
+                    [os.path.join(ROOT, "examples", "ddp_train.py"), "--iters", "150",
                      "--layers", "4", "--width", "256", "--bucket-cap-mb", "0.1",
-                     "--sleep-ms", "40", "--sleep-rank", "1"],
+                     "--sleep-ms", "100", "--sleep-rank", "1"],
                     ["--flush-ms", "2000"], {"DDPSCOPE_BUFFER_EVENTS": "64"})
         ended = time.time()
         self.record(tmp, "fsdp-run", os.path.join(server.textfiles, "fsdp.prom"),
