@@ -54,8 +54,7 @@ struct LiveRankFile {
 TEST_CASE("the window copies what a live rank file gained, once, and lets old events go") {
   auto dir = testing::temp_dir("window");
   LiveRankFile file(dir, 2, 1'000'000);
-  auto flush = [&](uint64_t first, uint64_t n, uint64_t dropped) { file.flush(first, n, dropped); };
-  flush(0, 3, 0);
+  file.flush(0, 3);
   RecordingWindow window(dir, dir + "/window.db");
   auto seen = window.refresh(INT64_MIN);
   CHECK(seen.files == 1);
@@ -63,7 +62,7 @@ TEST_CASE("the window copies what a live rank file gained, once, and lets old ev
   CHECK(seen.rows >= 3);
   CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 3);
 
-  flush(3, 2, 7);  // the writer still has the file open
+  file.flush(3, 2, 7);  // the writer still has the file open
   seen = window.refresh(INT64_MIN);
   CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 5);  // none twice
   CHECK(count(window.path(), "SELECT count(*) FROM processes") == 1);
