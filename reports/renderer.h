@@ -57,6 +57,12 @@ constexpr int64_t kJsonTraceMaxRows = 1'000'000;
 // protobuf, `.json` the JSON (any letter case); any other name is the protobuf
 // when `event_rows` (collectives, kernels, NVTX ranges and syncs, see
 // trace_events.h) exceeds kJsonTraceMaxRows, the JSON otherwise.
-TraceFormat trace_format_for(const std::string& target, int64_t event_rows);
+// `json_max_rows` is kJsonTraceMaxRows but where a test moves the boundary
+// (a run of a million rows takes a minute to write in a sanitized build).
+TraceFormat trace_format_for(const std::string& target, int64_t event_rows,
+                             int64_t json_max_rows = kJsonTraceMaxRows);
+// The trace renderer with the JSON's boundary at `json_max_rows` event rows
+// (make_trace_renderer's is kJsonTraceMaxRows).
+std::unique_ptr<Renderer> make_trace_renderer_up_to(int64_t json_max_rows);
 
 }  // namespace ddpscope::reports

@@ -21,10 +21,11 @@ bool ends_with(const std::string& name, std::string_view suffix) {
 
 class TraceRenderer : public Renderer {
  public:
+  explicit TraceRenderer(int64_t json_max_rows) : json_max_rows_(json_max_rows) {}
   void write(const ReportInput& input, const std::string& target) override {
     core::write_atomically(target, [&](std::ostream& os) {
       try {
-        format_ = trace_format_for(target, trace::event_rows(input.reader));
+        format_ = trace_format_for(target, trace::event_rows(input.reader), json_max_rows_);
         if (format_ == TraceFormat::perfetto)
           trace::write_perfetto_trace(input.reader, os);
         else
@@ -42,21 +43,29 @@ class TraceRenderer : public Renderer {
   }
 
  private:
+  int64_t json_max_rows_;
   TraceFormat format_ = TraceFormat::json;
 };
 
 }  // namespace
 
-TraceFormat trace_format_for(const std::string& target, int64_t event_rows) {
+TraceFormat trace_format_for(const std::string& target, int64_t event_rows,
+                             int64_t json_max_rows) {
   std::string name = std::filesystem::path(target).filename().string();
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });
   for (std::string_view ext : {".pftrace", ".perfetto-trace", ".pb"})
     if (ends_with(name, ext)) return TraceFormat::perfetto;
   if (ends_with(name, ".json")) return TraceFormat::json;
-  return event_rows > kJsonTraceMaxRows ? TraceFormat::perfetto : TraceFormat::json;
+  return event_rows > json_max_rows ? TraceFormat::perfetto : TraceFormat::json;
 }
 
-std::unique_ptr<Renderer> make_trace_renderer() { return std::make_unique<TraceRenderer>(); }
+std::unique_ptr<Renderer> make_trace_renderer_up_to(int64_t json_max_rows) {
+  return std::make_unique<TraceRenderer>(json_max_rows);
+}
+
+std::unique_ptr<Renderer> make_trace_renderer() {
+  return make_trace_renderer_up_to(kJsonTraceMaxRows);
+}
 
 }  // namespace ddpscope::reports

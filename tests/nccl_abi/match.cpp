@@ -1,6 +1,7 @@
 // Matching contributions into operations; see op.h.
 #include <mutex>
 
+#include "job_memory.h"
 #include "op.h"
 
 namespace ddpscope::testnccl {
@@ -60,7 +61,11 @@ Ticket issue(const Request& req) {
   }
   // Last contribution: every other rank's buffers stay valid because their callers are
   // blocked (or inside a group) until this operation is marked done.
-  const ncclResult_t result = op->result == ncclSuccess ? execute(*op) : op->result;
+  ncclResult_t result = op->result;
+  if (result == ncclSuccess) {
+    JobMemoryScope job_memory;
+    result = execute(*op);
+  }
   if (result != ncclSuccess && op->first.kind == Kind::kSplit)  // non-blocking splits fail too
     for (const Request& p : op->parts)
       if (p.placeholder) p.placeholder->async_error.store(result, std::memory_order_release);
