@@ -49,8 +49,7 @@ class TraceRenderer : public Renderer {
 
 }  // namespace
 
-TraceFormat trace_format_for(const std::string& target, int64_t event_rows,
-                             int64_t json_max_rows) {
+TraceFormat trace_format_for(const std::string& target, int64_t event_rows, int64_t json_max_rows) {
   std::string name = std::filesystem::path(target).filename().string();
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });
