@@ -88,8 +88,8 @@ Run add_report(CLI::App& app) {
       sub->add_option("--until", a->until, "only events before S seconds after the run's start");
   sub->add_option("--iterations", a->iterations,
                   "only iterations A to B (\"A-B\" or \"A\", 0-based as the report numbers "
-                  "them) of the lowest rank reported: the time from the start of A to the start "
-                  "of B+1")
+                  "them) of the lowest rank reported: the time from the end of iteration A-1's "
+                  "last DDP all-reduce (the run's start for A=0) to the end of B's")
       ->excludes(since)
       ->excludes(until);
   sub->add_flag("-q,--quiet", a->quiet, "no terminal summary");

@@ -33,7 +33,7 @@ Run add_tune(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--backend", a->backends, "comma-separated: gloo, mpi, nccl, model")
       ->capture_default_str();
-  sub->add_option("--bucket-mb", a->bucket_mb, "comma-separated bucket caps in MB")
+  sub->add_option("--bucket-mb", a->bucket_mb, "comma-separated bucket caps in MiB (as DDP's bucket_cap_mb)")
       ->capture_default_str();
   sub->add_option("--first-bucket-mb", a->first_bucket_mb, "DDP's first bucket size in MB")
       ->capture_default_str();
