@@ -20,6 +20,7 @@
 #include "injector/nccl/nccl_api.h"
 #include "profiler/core/clock.h"
 #include "profiler/store/reader.h"
+#include "tests/support/built_path.h"
 
 namespace bench = ddpscope::bench;
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "injector/nccl_profiler/profiler_abi.h"
+#include "tests/support/built_path.h"
 
 using namespace ddpscope::inject::nccl_profiler;
 

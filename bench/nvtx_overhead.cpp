@@ -18,6 +18,7 @@
 #include "bench/child_run.h"
 #include "profiler/core/clock.h"
 #include "profiler/store/reader.h"
+#include "tests/support/built_path.h"
 
 namespace bench = ddpscope::bench;
 

@@ -7,6 +7,7 @@
 
 #include "tests/html/browser.h"
 #include "tests/html/html_fixture.h"
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;

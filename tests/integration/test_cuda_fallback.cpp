@@ -5,6 +5,7 @@
 // name is the one way our export is in the way; docs/schema.md, README.)
 #include <catch2/catch.hpp>
 
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;

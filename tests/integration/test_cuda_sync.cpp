@@ -8,6 +8,7 @@
 #include <map>
 
 #include "profiler/store/reader.h"
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;

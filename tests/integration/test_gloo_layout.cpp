@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "profiler/store/reader.h"
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "profiler/store/reader.h"
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 
 using namespace ddpscope;

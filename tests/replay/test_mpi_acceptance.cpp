@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 
 TEST_CASE("mpi backend: a 64 MiB all-reduce takes as long as MPI_Allreduce") {

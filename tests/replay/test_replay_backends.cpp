@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 #include "tuner/backend.h"
 

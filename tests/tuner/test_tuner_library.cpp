@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/support/built_path.h"
 #include "tests/support/subprocess.h"
 #include "tuner/bucket_plan.h"
 #include "tuner/calibrate.h"
