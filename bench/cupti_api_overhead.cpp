@@ -13,7 +13,7 @@
 //
 // and, for each setup, whether a call made inside a pushed correlation id is
 // still linked to it (what the injector needs). Needs a GPU and driver;
-// elsewhere it says so. NOT YET RUN ON A GPU: docs/performance.md.
+// elsewhere it says so. Its figures on a GPU: docs/tested.md.
 //
 //   bench_cupti_api_overhead [CALLS]      (default 200,000 per loop)
 #include <cuda.h>

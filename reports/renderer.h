@@ -43,7 +43,7 @@ std::unique_ptr<Renderer> make_kineto_renderer();
 // The trace for ui.perfetto.dev (reports/trace/, docs/trace.md): the
 // same tracks, slices and args in either format. Perfetto's protobuf
 // (TrackEvent packets) is under a tenth of the JSON's size on the benchmark's
-// run (docs/performance.md); the Chrome trace-event JSON is plain text, which
+// run (docs/trace.md); the Chrome trace-event JSON is plain text, which
 // chrome://tracing and any script also read.
 enum class TraceFormat { json, perfetto };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a scripts/test.sh run's time went, printed at its end (docs/ci.md):
+# Where a scripts/test.sh run's time went, printed at its end (docs/reliability.md):
 # each build (main, the sanitizer legs, the fuzz targets), the ten slowest
 # tests, the compiler cache's hit rate, and, past WARN_MINUTES of the run, one
 # warning line naming the slowest builds and tests. It never fails a run for

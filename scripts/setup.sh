@@ -9,7 +9,7 @@
 #   scripts/setup.sh --venv      the PyPI torch only
 #   scripts/setup.sh --demo      what scripts/demo.sh needs: the build's packages
 #                                and Debian's torch, not the tests' own tools nor
-#                                the 6 GB PyPI torch (docs/ci.md has the times)
+#                                the 6 GB PyPI torch (docs/reliability.md has the times)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 demo=0 packages_step=1 venv_step=1

@@ -1,4 +1,4 @@
-// NCCL's profiler plugin inside libddpscope_inject.so: NCCL (>= 2.23) dlopen()s
+// NCCL's profiler plugin inside libddpscope_inject.so: NCCL (>= 2.27) dlopen()s
 // the library NCCL_PROFILER_PLUGIN names and looks up "ncclProfiler_v6", then
 // "ncclProfiler_v5", "ncclProfiler_v4" (profiler_abi.h). Living in the
 // injector means one library for the hooks and the plugin, one set of rings

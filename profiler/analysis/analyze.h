@@ -1,6 +1,6 @@
 // analyze_run(): from a run database to the RunAnalysis every report format
 // and the regression check consume. How each figure is defined is written
-// down in docs/analysis.md.
+// down in docs/figures.md, how it is found in docs/analysis.md.
 #pragma once
 
 #include "profiler/analysis/run_analysis.h"

@@ -1,7 +1,7 @@
 // What the report knows about an FSDP2 (fully_shard) job: per root, each unit
 // (one fully_shard call's parameters) and per unit each phase of its
 // communication, over the steady steps of every rank (fsdp_units.h computes
-// them; docs/analysis.md, "FSDP", defines each figure).
+// them; docs/analysis.md, "FSDP2 units", defines each figure).
 #pragma once
 
 #include <cstdint>

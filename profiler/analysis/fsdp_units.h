@@ -1,6 +1,6 @@
 // The FSDP analysis: from each rank's classified collectives and FSDP's
 // account (fsdp_account.h), the figures per root, unit and phase
-// (fsdp_stats.h) and each rank's steps. docs/analysis.md ("FSDP") defines
+// (fsdp_stats.h) and each rank's steps. docs/analysis.md ("FSDP2 units") defines
 // them; in short:
 //
 //  * A step runs from one root pre-forward to the next that follows a

@@ -30,7 +30,7 @@ std::map<RankKey, double> kernel_spans(store::RunReader& reader) {
 }
 
 // Network time per collective: the union over its proxy steps of the time
-// from being posted to the network to the step's stop (docs/schema.md).
+// from being posted to the network to the step's stop (docs/nccl_plugin.md).
 std::map<RankKey, double> network_times(store::RunReader& reader) {
   std::map<RankKey, std::vector<Interval>> waits;
   reader.for_each<NcclProxyStepRecord>([&](const NcclProxyStepRecord& s) {

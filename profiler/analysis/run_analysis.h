@@ -27,7 +27,7 @@ struct IterationStats {
   double iter_ms = 0;       // end - start (0 for the last iteration: no successor)
   double comm_ms = 0;       // first bucket start to last bucket end (DDP's own definition)
   double comm_busy_ms = 0;  // union of bucket intervals
-  double exposed_ms = 0;    // comm not hidden behind compute (see docs/analysis.md)
+  double exposed_ms = 0;    // comm not hidden behind compute (see docs/figures.md)
   int buckets = 0;
   bool shadow = false;      // a joined rank shadowing the others (join()): not its own step
   int64_t comm_end_ns = 0;  // its last bucket's end: every rank launched its buckets by then

@@ -1,5 +1,5 @@
 // Order statistics: the one quantile convention behind every figure that
-// `report`, `tune` and `check` print (docs/analysis.md, "Medians and
+// `report`, `tune` and `check` print (docs/figures.md, "Medians and
 // percentiles"), so the three commands give the same median of the same data.
 //
 // The convention: linear interpolation between the two closest ranks

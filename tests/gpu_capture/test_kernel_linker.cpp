@@ -158,7 +158,7 @@ TEST_CASE("copy-engine collectives are attributed through the correlation, not t
   CHECK(f2.done[0].collectives[0].end_ns == 480);
 }
 
-// Seen on an H100 (docs/gpu.md): an AVG all-reduce on a one-rank communicator
+// Seen on an H100 (docs/gpu-runs/2026-11-26-h100-1rank.log): an AVG all-reduce on a one-rank communicator
 // runs NCCL's oneRankReduce kernel, whose name is no ncclDevKernel_*.
 TEST_CASE("a kernel launched inside an NCCL call is communication whatever its name") {
   KernelLinker l;

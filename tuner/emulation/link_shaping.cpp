@@ -15,7 +15,7 @@ namespace {
 // other packets, 68.5 kB. A burst of 64 KiB split every full segment, and a
 // link of 400-550 Mbit/s (1 ms below 68.5 kB) carried 1.4-1.7 x the wire's
 // time in all-reduces at 500 Mbit/s against 1.0 at 250 and 700 (where TCP's
-// segments are smaller or fit) (docs/model.md).
+// segments are smaller or fit) (docs/tuner.md, "For maintainers").
 constexpr uint64_t kMinBurst = 96 * 1024;
 // Room for every rank's TCP flows to queue (TCP small queues lets each flow
 // keep about 1 MiB in qdiscs) without drops that would look like congestion.
