@@ -38,7 +38,11 @@ function(ddpscope_add_torch_tests group case script)
     list(GET parts 1 python)
     set(name "${group}[${label}]: ${case}")
     add_test(NAME "${name}" COMMAND ${python} ${script} ${script_args})
-    set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${arg_ENVIRONMENT}")
+    # COST: the torch jobs (10-60 s each, most of the suite's time) start
+    # before the C++ cases (a fraction of a second each), which then fill both
+    # cores to the end instead of one long job running alone there. A fresh
+    # clone has no timings of its own for ctest to order by.
+    set_tests_properties("${name}" PROPERTIES ENVIRONMENT "${arg_ENVIRONMENT}" COST 1000)
     if(arg_TIMEOUT)
       set_tests_properties("${name}" PROPERTIES TIMEOUT ${arg_TIMEOUT})
     endif()
