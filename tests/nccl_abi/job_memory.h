@@ -1,12 +1,12 @@
-// The job's buffers, as the double's data movement touches them. Under TSan
-// (the sanitizer leg over the capture runtime) every byte a reduction or copy
-// reads and writes is checked: 60 MB a step in tests/nccl_plugin's
-// ddp_like_job, fifty times the time the injector's own work takes there
-// (one recorded run: 15 s against 0.3 s unsanitized). Those bytes belong to
-// the job and the double, never to ddpscope, whose code is what the leg
-// checks; so the leg ignores them while the data moves. The double's own
-// state (the matching queues, their mutexes and condition variables) stays
-// checked. Elsewhere this is nothing.
+// The job's buffers, as the double's data movement touches them. In the
+// sanitizer legs that code is built without the sanitizers' checks
+// (CMakeLists.txt), but under TSan its memcpy calls would still be checked,
+// every byte: 60 MB a step in tests/nccl_plugin's ddp_like_job, fifty times
+// the injector's own work there (one recorded run: 15 s against 0.3 s
+// unsanitized). Those bytes belong to the job and the double, never to
+// ddpscope, whose code is what the leg checks; so TSan ignores them while the
+// data moves. The double's own state (the matching queues, their mutexes and
+// condition variables) stays checked. Elsewhere this is nothing.
 #pragma once
 
 #if defined(__SANITIZE_THREAD__)
