@@ -16,22 +16,27 @@ unit-phases), each a region, and the units' waits and the step's marks. It
 runs in one process, recorded, on torch's fake process group of world size
 2, whose collectives return at once: no network and no second rank to wait
 for. The hook's wrappers are taken off and put back (their __wrapped__
-originals) in alternating blocks of steps, --pairs pairs of them, so both
+originals) step by step, in groups of four steps: off, on, on, off. Both
 variants share one process and its memory layout (between processes a
-step's time moves by more than the hook costs). Steps are timed in the
-training thread's CPU time, which other load on the machine moves little,
-and which is what the hook adds to a step where a core is free for the
-injector's writer thread; the writer's added CPU is printed apart. Printed:
-the median over pairs, with the quartiles, per step and per unit-phase
-(target: at most 20 us). The fake group keeps no sequence numbers: the
-hook asks once per group and then knows, so it reads one fewer number per
-collective than on a real group. With --fsdp --gloo: 2 real Gloo ranks, as
-for DDP: rank 0's step times, hook against no hook,
-rank 0's step times (the job's slowdown; this VM's noise is larger than the
-hook). Needs a torch with FSDP2.
+step's time moves by more than the hook costs), and a drift of this VM's
+speed, which moves a block of steps by more than the hook costs, falls on
+both alike. Steps are timed in the training thread's CPU time, which other
+load on the machine moves little, and which is what the hook adds to a step
+where a core is free for the injector's writer thread; the writer's added
+CPU is printed apart. Printed: the median step with the wrappers less the
+median without, per step and per unit-phase (target: at most 20 us), with
+the quartiles of the groups' own differences. The fake group keeps no
+sequence numbers: the hook asks once per group and then knows, so it reads
+one fewer number per collective than on a real group. With --fsdp --gloo:
+2 real Gloo ranks, as for DDP: rank 0's step times, hook against no hook
+(the job's slowdown; this VM's noise is larger than the hook). Needs a
+torch with FSDP2.
+
+To compare two builds' hooks, run it once per build (DDPSCOPE_BUILD), one
+after the other, twice over.
 
 usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fsdp [--gloo]]
-       --fsdp alone: --pairs blocks of each variant, --steps steps per block
+       --fsdp alone: [--groups N] groups of four steps (default 500)
 env:   DDPSCOPE_BUILD  build tree holding libddpscope_inject.so and python/ [build]
 """
 import argparse
@@ -68,7 +73,7 @@ print(json.dumps(times))
 
 FSDP_CHILD = r"""
 import json, os, sys, time, torch, torch.distributed as dist, torch.nn as nn
-# TOGGLED_BLOCKS
+# TOGGLED_STEPS
 from torch.distributed.fsdp import fully_shard
 clock, fake = time.perf_counter_ns, os.environ.get("BENCH_FAKE_PG") == "1"
 if fake:
@@ -93,7 +98,7 @@ def step():
 
 
 if fake:
-    print(json.dumps(toggled_blocks(step, int(sys.argv[1]), int(sys.argv[2]))))
+    print(json.dumps(toggled_steps(step, int(sys.argv[1]))))
 else:
     for _ in range(int(sys.argv[1])):
         t0 = clock()
@@ -104,13 +109,14 @@ dist.destroy_process_group()
 """
 
 # The hook's wrappers on FSDP's classes and on torch.distributed, taken off
-# (their originals, functools.wraps' __wrapped__) and put back in alternating
-# blocks; per block, the training thread's and the process's CPU per step.
-TOGGLED_BLOCKS = r"""
-def toggled_blocks(step, blocks, steps):
+# (their originals, functools.wraps' __wrapped__) and put back step by step,
+# in the order off, on, on, off (so a drift of the machine's speed falls on
+# both alike); per step, the training thread's and the process's CPU.
+TOGGLED_STEPS = r"""
+def toggled_steps(step, groups):
     import torch.distributed.distributed_c10d as c10d
     from torch.distributed.fsdp._fully_shard import _fsdp_param_group, _fsdp_state
-    try:  # events kept in Python go to the injector before each block
+    try:  # events kept in Python go to the injector at each step's start
         from ddpscope_ddp.fsdp_events import flush
     except ImportError:  # a build before the hook kept them
         flush = lambda: None
@@ -121,18 +127,17 @@ def toggled_blocks(step, blocks, steps):
             if code is not None and "ddpscope_ddp" in code.co_filename and hasattr(f, "__wrapped__"):
                 patched.append((owner, name, f, f.__wrapped__))
     assert patched, "the hook is not installed"
-    def block(on):
+    def timed(on):
         for owner, name, wrapper, original in patched:
             setattr(owner, name, wrapper if on else original)
-        for _ in range(3):
-            step()
-        flush()
         p0, t0 = time.process_time_ns(), time.thread_time_ns()
-        for _ in range(steps):
-            step()
+        step()
         t1, p1 = time.thread_time_ns(), time.process_time_ns()
-        return (t1 - t0) / steps / 1e3, ((p1 - p0) - (t1 - t0)) / steps / 1e3
-    return [[block(False), block(True)] for _ in range(blocks)]
+        return (t1 - t0) / 1e3, ((p1 - p0) - (t1 - t0)) / 1e3
+    for on in (False, True, False, True):  # warm-up: both variants
+        timed(on)
+    flush()
+    return [[timed(False), timed(True), timed(True), timed(False)] for _ in range(groups)]
 """
 
 
@@ -176,28 +181,33 @@ def quartiles(xs):
     return f"quartiles {q[0]:+.1f} .. {q[2]:+.1f}"
 
 
-def fsdp_toggled(py, build, pairs, steps):
-    """The fake group's run: per pair of blocks, the added CPU per step."""
-    source = FSDP_CHILD.replace("# TOGGLED_BLOCKS", TOGGLED_BLOCKS)
+def fsdp_toggled(py, build, groups):
+    """The fake group's run: the hook's added CPU per step, from the median
+    step with it and without it, and the spread over groups of four steps."""
+    source = FSDP_CHILD.replace("# TOGGLED_STEPS", TOGGLED_STEPS)
     with tempfile.TemporaryDirectory() as tmp:
-        blocks = launch(py, build, os.path.join(tmp, "run"), source, [pairs, steps], True, 1,
-                        fake=True)
-    step = [on[0] - off[0] for off, on in blocks]
-    writer = [on[1] - off[1] for off, on in blocks]
-    off = statistics.median(b[0][0] for b in blocks)
-    print(f"python: {py}; {pairs} pairs of blocks of {steps} steps (FSDP2, "
+        steps = launch(py, build, os.path.join(tmp, "run"), source, [groups], True, 1, fake=True)
+    off = [s for g in steps for s in (g[0], g[3])]
+    on = [s for g in steps for s in (g[1], g[2])]
+    added = statistics.median(s[0] for s in on) - statistics.median(s[0] for s in off)
+    per_group = [(g[1][0] + g[2][0] - g[0][0] - g[3][0]) / 2 for g in steps]
+    writer = statistics.median(s[1] for s in on) - statistics.median(s[1] for s in off)
+    print(f"python: {py}; {groups} groups of 4 steps, off on on off (FSDP2, "
           f"{FSDP_UNIT_PHASES} unit-phases a step, fake group, CPU, one recorded process)")
-    print(f"training thread's CPU per step without the wrappers: {off:.1f} us")
-    print(f"hook cost per step:       {statistics.median(step):+.1f} us  ({quartiles(step)})")
-    print(f"hook cost per unit-phase: {statistics.median(step) / FSDP_UNIT_PHASES:+.1f} us  "
-          f"({quartiles([x / FSDP_UNIT_PHASES for x in step])}; target <= 20 us)")
-    print(f"the injector's writer, CPU per step beside: {statistics.median(writer):+.1f} us")
+    print(f"training thread's CPU per step without the wrappers: "
+          f"{statistics.median(s[0] for s in off):.1f} us")
+    print(f"hook cost per step:       {added:+.1f} us  (groups' {quartiles(per_group)})")
+    print(f"hook cost per unit-phase: {added / FSDP_UNIT_PHASES:+.1f} us  "
+          f"(groups' {quartiles([x / FSDP_UNIT_PHASES for x in per_group])}; target <= 20 us)")
+    print(f"the injector's writer, CPU per step beside: {writer:+.1f} us")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pairs", type=int, default=5)
     p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--groups", type=int, default=500,
+                   help="--fsdp alone: groups of four steps (off, on, on, off)")
     venv = os.path.join(ROOT, ".venv", "bin", "python")
     p.add_argument("--python", default=venv if os.path.exists(venv) else "/usr/bin/python3")
     p.add_argument("--fsdp", action="store_true", help="an FSDP2 model on a fake group")
@@ -205,7 +215,7 @@ def main():
     a = p.parse_args()
     build = os.path.abspath(os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build")))
     if a.fsdp and not a.gloo:
-        return fsdp_toggled(a.python, build, a.pairs, a.steps)
+        return fsdp_toggled(a.python, build, a.groups)
     off, on = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.pairs):

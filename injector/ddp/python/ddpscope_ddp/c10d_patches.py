@@ -61,8 +61,8 @@ def _follow_user_call(mod, name, fn):
         # FSDP's own, for one of its units (its wrapper checked compiling
         # before it set the context). Inline reads, no helper calls: this runs
         # on every collective FSDP issues (fsdp_events.fsdp_call).
-        fsdp = getattr(fsdp_local, "context", None)
-        if fsdp is not None and fsdp_ok and not getattr(region_local, "stack", None):
+        fsdp = fsdp_local.context
+        if fsdp is not None and fsdp_ok and not region_local.stack:
             group = kwargs.get("group", args[index] if len(args) > index else None)
             group = group if group is not None else default_group()
             if group is None:

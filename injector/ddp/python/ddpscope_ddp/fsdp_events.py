@@ -22,16 +22,23 @@ from ddpscope_ddp import native
 _FIELDS = 8
 _FLUSH_AT = _FIELDS * 512  # events kept at most between hand-overs
 _events = array.array("q")
-_local = threading.local()
+
+
+class _Local(threading.local):
+    tid = None  # the thread's number in the rank file, once asked
+
+
+_local = _Local()
 clock = time.monotonic_ns
 
+unnumbered = native.unnumbered  # groups that keep no sequence numbers
 # On the region stack while an FSDP collective runs, so that the collectives
 # torch calls inside it (an alias calling its new name) stay its own.
 _IN_FSDP_CALL = type("InFsdpCall", (), {"__slots__": (), "flags": 0})()
 
 
 def _thread():
-    tid = getattr(_local, "tid", None)
+    tid = _local.tid
     if tid is None:
         tid = _local.tid = native.thread_id()
     return tid
@@ -54,7 +61,9 @@ def mark(kind, unit, pg_key, t_begin, hand_over=False):
     """An FSDP moment that issues no collective (a wait, a step's start or
     end), from t_begin to now. Never raises: it runs in `finally` blocks."""
     try:
-        _events.extend((kind, unit, pg_key, -1, 0, _thread(), t_begin, clock()))
+        tid = _local.tid
+        _events.extend((kind, unit, pg_key, -1, 0, _thread() if tid is None else tid, t_begin,
+                        clock()))
         if hand_over or len(_events) >= _FLUSH_AT:
             flush()
     except Exception as e:
@@ -65,7 +74,7 @@ def fsdp_call(kind, unit, pg, flags, fn, args, kwargs):
     """fn(*args, **kwargs): one collective FSDP issued for a unit, noted with
     the group's sequence number after it (one below it numbers this one).
     One Python frame: on every collective's path."""
-    stack = getattr(native._local, "stack", None)
+    stack = native._local.stack
     if stack is None:
         stack = native._local.stack = []
     stack.append(_IN_FSDP_CALL)
@@ -77,15 +86,16 @@ def fsdp_call(kind, unit, pg, flags, fn, args, kwargs):
         mark(kind, unit, id(pg), t_begin)
         raise
     t_end = clock()
-    if id(pg) in native.unnumbered:
-        seq_end = native.sequence_number(pg)
+    known = unnumbered.get(id(pg))  # native.sequence_number, inline
+    if known is not None and known() is pg:
+        seq_end = -1
     else:
         try:
-            seq_end = int(pg._get_sequence_number_for_group())
+            seq_end = pg._get_sequence_number_for_group()
         except Exception:
             seq_end = native.sequence_number(pg)
     stack.pop()
-    tid = getattr(_local, "tid", None)
+    tid = _local.tid
     _events.extend((kind, unit, id(pg), seq_end, flags, _thread() if tid is None else tid,
                     t_begin, t_end))
     if len(_events) >= _FLUSH_AT:

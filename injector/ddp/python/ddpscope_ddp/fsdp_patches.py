@@ -39,10 +39,19 @@ _BACKWARD_STATES = set()  # ids of FSDP's TrainingState members of backward (an 
 # member's hash is Python code: its id is not)
 _roots = {}  # id(root FSDPState) -> its unit numbers, while the state lives
 _count = [0]
-# _local.context: (unit, phase or None, flags) while FSDP communicates for a
-# unit (phase None: post_backward, where the op decides: reduce_scatter or
-# all_reduce); c10d_patches reads it.
-_local = threading.local()
+
+
+class _Local(threading.local):
+    """Per thread (defaults on the class: the hot path reads attributes)."""
+
+    # (unit, phase or None, flags) while FSDP communicates for a unit (phase
+    # None: post_backward, where the op decides: reduce_scatter or
+    # all_reduce); c10d_patches reads it.
+    context = None
+    prefetching = False  # inside _prefetch_unshard: another unit asked ahead
+
+
+_local = _Local()
 
 
 def patch_param_group(mod):
@@ -83,8 +92,8 @@ def _follow_unshard(unshard):
         if unit is None or is_compiling():
             return unshard(self, *args, **kwargs)
         backward = id(getattr(self, "_training_state", None)) in _BACKWARD_STATES
-        flags = PREFETCH if getattr(_local, "prefetching", False) else 0
-        saved = getattr(_local, "context", None)
+        flags = PREFETCH if _local.prefetching else 0
+        saved = _local.context
         _local.context = (unit, BACKWARD_ALL_GATHER if backward else FORWARD_ALL_GATHER, flags)
         try:
             return unshard(self, *args, **kwargs)
@@ -97,7 +106,7 @@ def _follow_unshard(unshard):
 def _follow_prefetch(prefetch):
     @functools.wraps(prefetch)
     def prefetch_followed(*args, **kwargs):
-        saved = getattr(_local, "prefetching", False)
+        saved = _local.prefetching
         _local.prefetching = True
         try:
             return prefetch(*args, **kwargs)
@@ -133,7 +142,7 @@ def _follow_post_backward(post_backward):
         unit = _units.get(id(self))
         if unit is None or is_compiling():
             return post_backward(self, *args, **kwargs)
-        saved = getattr(_local, "context", None)
+        saved = _local.context
         _local.context = (unit, None, 0)
         try:
             return post_backward(self, *args, **kwargs)

@@ -21,7 +21,16 @@ SYNC, GRAD_ENABLED, REBUILT, SHADOW = 1, 2, 4, 8
 _lib = None
 # The FSDP events' entry point, called with the GIL held (fsdp_events.py).
 fsdp_events_entry = None
-_local = threading.local()
+
+
+class _Local(threading.local):
+    """Per thread: its open regions. Defaults on the class, so that the hot
+    path reads an attribute rather than calling getattr."""
+
+    stack = None
+
+
+_local = _Local()
 _noticed = set()
 
 
@@ -99,14 +108,14 @@ def sequence_number(pg):
 
 
 def _stack():
-    stack = getattr(_local, "stack", None)
+    stack = _local.stack
     if stack is None:
         stack = _local.stack = []
     return stack
 
 
 def inside_region():
-    return bool(getattr(_local, "stack", None))
+    return bool(_local.stack)
 
 
 class Region:
