@@ -56,24 +56,22 @@ std::vector<Interval> query_intervals(store::RunReader& reader, const std::strin
 }
 
 // Without DDP's account, the calls in the pattern's iterations are taken for
-// buckets (by position), so the role summary says what the report counted.
-void mark_pattern_buckets(RankView& v, std::span<Call> mine) {
-  std::map<std::pair<uint64_t, uint64_t>, int> bucket;  // (comm, seq) -> position
+// buckets, so the role summary says what the report counted. `at`: where
+// each of v.ddp is in `mine`.
+void mark_pattern_buckets(RankView& v, std::span<Call> mine, const std::vector<size_t>& at) {
   for (const auto& it : v.split.iterations)
-    for (size_t j = 0; j < it.count; ++j) {
-      v.ddp[it.first + j].role = CollectiveRole::ddp_bucket;
-      bucket[{v.ddp[it.first + j].comm_id, v.ddp[it.first + j].seq}] = int(j);
-    }
-  for (auto& c : mine)
-    if (bucket.count({c.comm_id, c.seq})) c.role = CollectiveRole::ddp_bucket;
+    for (size_t j = it.first; j < it.first + it.count; ++j)
+      v.ddp[j].role = mine[at[j]].role = CollectiveRole::ddp_bucket;
 }
 
 // Each rank's calls as a slice of `calls`, which this sorts by rank (stably:
 // a rank's calls keep their order). Per-rank work then costs its own calls,
 // not ranks x calls (at 1,024 ranks the difference is minutes).
 std::map<int, std::span<Call>> calls_by_rank(std::vector<Call>& calls) {
-  std::stable_sort(calls.begin(), calls.end(),
-                   [](const Call& a, const Call& b) { return a.rank < b.rank; });
+  auto by_rank = [](const Call& a, const Call& b) { return a.rank < b.rank; };
+  // A merged run holds them rank by rank already: a check, not a sort.
+  if (!std::is_sorted(calls.begin(), calls.end(), by_rank))
+    std::stable_sort(calls.begin(), calls.end(), by_rank);
   std::map<int, std::span<Call>> out;
   for (size_t i = 0, j = 0; i < calls.size(); i = j) {
     while (j < calls.size() && calls[j].rank == calls[i].rank) ++j;
@@ -124,9 +122,13 @@ RankView make_view(store::RunReader& reader, std::span<Call> mine, int rank,
   }
   if (fsdp) return v;
   uint64_t comm = ddp_comm(mine);
-  for (const auto& c : mine)
-    if (c.op == Op::allreduce && c.comm_id == comm && !is_fsdp(c.role)) v.ddp.push_back(c);
-  std::sort(v.ddp.begin(), v.ddp.end(), [](const Call& a, const Call& b) { return a.seq < b.seq; });
+  std::vector<size_t> at;  // the busiest communicator's all-reduces in `mine`, by seq
+  for (size_t i = 0; i < mine.size(); ++i)
+    if (mine[i].op == Op::allreduce && mine[i].comm_id == comm && !is_fsdp(mine[i].role))
+      at.push_back(i);
+  std::sort(at.begin(), at.end(), [&](size_t a, size_t b) { return mine[a].seq < mine[b].seq; });
+  v.ddp.reserve(at.size());
+  for (size_t i : at) v.ddp.push_back(mine[i]);
   auto steps = union_of(query_intervals(
       reader,
       "SELECT start_ns, end_ns FROM ranges WHERE rank = ? AND (name LIKE 'step%' OR name LIKE "
@@ -134,7 +136,7 @@ RankView make_view(store::RunReader& reader, std::span<Call> mine, int rank,
       "ORDER BY start_ns",
       rank));
   v.split = steps.size() >= 2 ? split_by_ranges(v.ddp, steps) : split_iterations(v.ddp);
-  mark_pattern_buckets(v, mine);
+  mark_pattern_buckets(v, mine, at);
   if (!v.compute_from_kernels) v.compute = backward_windows(v);
   return v;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "profiler/analysis/ddp_account.h"
 #include "profiler/analysis/python_stacks.h"
@@ -16,10 +17,22 @@
 namespace ddpscope::analysis {
 namespace {
 
+// A rank's completed sequence numbers: sorted, once every call is in
+// (a million calls make a million tree nodes in a std::set).
+struct Seqs {
+  std::vector<uint64_t> sorted;
+  bool count(uint64_t s) const { return std::binary_search(sorted.begin(), sorted.end(), s); }
+  void insert(uint64_t s) { sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), s), s); }
+  void settle() {
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  }
+};
+
 struct CommView {
   int nranks = 0;
   std::set<int> members;                                       // global ranks
-  std::map<int, std::set<uint64_t>> completed;                 // rank -> seqs
+  std::map<int, Seqs> completed;                               // rank -> seqs
   std::map<int, std::map<uint64_t, InflightRecord>> inflight;  // rank -> seq -> row
 };
 
@@ -43,7 +56,7 @@ void settle_late_records(CommView& v) {
         ++it;
         continue;
       }
-      v.completed[rank].insert(it->first);
+      if (!v.completed[rank].count(it->first)) v.completed[rank].insert(it->first);
       it = rows.erase(it);
     }
 }
@@ -57,13 +70,16 @@ std::map<uint64_t, CommView> comm_views(store::RunReader& reader, const std::vec
     v.members.insert(c.rank);
   }
   for (const auto& c : calls)
-    if (!op_is(c.op, kPointToPoint)) comms[c.comm_id].completed[c.rank].insert(c.seq);
+    if (!op_is(c.op, kPointToPoint)) comms[c.comm_id].completed[c.rank].sorted.push_back(c.seq);
   for (const auto& f : reader.rows<InflightRecord>())
     if (!op_is(f.op, kPointToPoint)) comms[f.comm_id].inflight[f.rank][f.seq] = f;
   // A member that left no file is known only by number: for a communicator
   // of the whole world (the default group), every rank is a member.
   for (auto& [_, v] : comms) {
-    for (const auto& [r, _] : v.completed) v.members.insert(r);
+    for (auto& [r, seqs] : v.completed) {
+      seqs.settle();
+      v.members.insert(r);
+    }
     for (const auto& [r, _] : v.inflight) v.members.insert(r);
     if (v.nranks == world_size && int(v.members.size()) < world_size)
       for (int r = 0; r < world_size; ++r) v.members.insert(r);
@@ -74,18 +90,21 @@ std::map<uint64_t, CommView> comm_views(store::RunReader& reader, const std::vec
 
 // The first sequence number not every member completed, if any.
 std::optional<uint64_t> first_unfinished(const CommView& v) {
-  std::map<uint64_t, size_t> done;
+  std::vector<uint64_t> done;  // each rank's seqs once: a seq as often as ranks completed it
   for (const auto& [_, seqs] : v.completed)
-    for (uint64_t s : seqs) ++done[s];
+    done.insert(done.end(), seqs.sorted.begin(), seqs.sorted.end());
+  std::sort(done.begin(), done.end());
   std::optional<uint64_t> first;
   auto consider = [&](uint64_t s) {
     if (!first || s < *first) first = s;
   };
-  for (const auto& [s, n] : done)
-    if (n < v.members.size()) {
-      consider(s);
+  for (size_t i = 0, j = 0; i < done.size(); i = j) {
+    while (j < done.size() && done[j] == done[i]) ++j;
+    if (j - i < v.members.size()) {
+      consider(done[i]);
       break;  // ordered: the first one is the lowest
     }
+  }
   for (const auto& [_, rows] : v.inflight)
     if (!rows.empty()) consider(rows.begin()->first);
   return first;

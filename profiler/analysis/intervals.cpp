@@ -7,8 +7,9 @@ namespace ddpscope::analysis {
 std::vector<Interval> union_of(std::vector<Interval> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return i.end <= i.start; }),
           v.end());
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  // Kernels come from the store in time order: a check, most often, not a sort.
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
   // Merged in place, and sized to fit: a rank's compute kernels are
   // millions, and the analysis keeps every rank's union.
   size_t n = 0;

@@ -15,9 +15,8 @@ namespace {
 std::vector<double> lateness_row(const RankView& v, const Lateness& late) {
   std::vector<double> row;
   for (const auto& it : v.split.iterations) {
-    auto g = late.by_collective.find({v.ddp[it.first].comm_id, v.ddp[it.first].seq});
-    bool seen = g != late.by_collective.end() && g->second.count(v.rank);
-    row.push_back(seen ? g->second.at(v.rank) : 0);
+    auto late_ms = late.by_collective.find({v.ddp[it.first].comm_id, v.ddp[it.first].seq}, v.rank);
+    row.push_back(late_ms.value_or(0));
   }
   return row;
 }

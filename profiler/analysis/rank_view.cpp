@@ -1,31 +1,94 @@
 #include "profiler/analysis/rank_view.h"
 
 #include <algorithm>
+#include <memory>
+#include <thread>
 
 #include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
 
-KernelIntervals kernel_intervals(store::RunReader& reader) {
+namespace {
+
+// The kernels whose rowid is in [lo, hi): a range of the table's B-tree, so
+// that readers on several threads each read their own rows once. The kind
+// comes back as a number (SQLite compares it), not as text to compare here.
+KernelIntervals kernels_in_rows(store::RunReader& reader, int64_t lo, int64_t hi) {
   KernelIntervals out;
   const std::string comm = name_of(KernelKind::comm), compute = name_of(KernelKind::compute);
-  store::Statement st(reader.connection(),
-                      "SELECT rank, kind, start_ns, end_ns FROM kernels WHERE kind IN ('" + comm +
-                          "', '" + compute +
-                          "') AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND " +
-                          reader.where("kernels"));
-  while (st.step()) {
-    auto& of_kind = st.text_view(1) == comm ? out.comm : out.compute;
-    of_kind[int(st.int64(0))].push_back({st.time(2), st.time(3)});
-  }
+  store::Statement st(
+      reader.connection(),
+      "SELECT rank, start_ns, end_ns, kind = '" + comm +
+          "' FROM kernels WHERE rowid >= ? AND rowid < ? AND kind IN ('" + comm + "', '" + compute +
+          "') AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND " + reader.where("kernels"));
+  st.bind(1, lo);
+  st.bind(2, hi);
+  while (st.step())
+    (st.int64(3) ? out.comm : out.compute)[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
   return out;
+}
+
+// The compute kernels unioned as soon as they are read, on the reader's own
+// thread: the union is what the analysis uses, and a fraction of the rows.
+KernelIntervals unioned(KernelIntervals k) {
+  for (auto& [rank, v] : k.compute) v = union_of(std::move(v));
+  return k;
+}
+
+// Appends `more` (later rows) to `out`, rank by rank.
+void append(KernelIntervals& out, KernelIntervals more) {
+  auto join = [](auto& to, auto& from) {
+    for (auto& [rank, v] : from) {
+      auto& into = to[rank];
+      if (into.empty())
+        into = std::move(v);
+      else
+        into.insert(into.end(), v.begin(), v.end());
+      v = {};
+    }
+  };
+  join(out.compute, more.compute);
+  join(out.comm, more.comm);
+}
+
+// Readers of the kernels: one per core, at most four (measured on two cores
+// only, where two took the analysis from 3.5 s to 2.7 s at 5M kernels).
+int kernel_readers() { return std::clamp(int(std::thread::hardware_concurrency()), 1, 4); }
+
+}  // namespace
+
+KernelIntervals kernel_intervals(store::RunReader& reader) {
+  return kernels_in_rows(reader, INT64_MIN, INT64_MAX);
 }
 
 std::future<KernelIntervals> kernel_intervals_beside(const store::RunReader& reader) {
   return std::async(std::launch::async, [path = reader.path(), filter = reader.filter()] {
-    store::RunReader own(path);
-    own.set_filter(filter);
-    return kernel_intervals(own);
+    auto open = [&] {
+      auto r = std::make_unique<store::RunReader>(path);
+      r->set_filter(filter);
+      // Read once, not mapped: mapped pages count as the process's memory
+      // (300 MiB of 5M kernels), and reading them was no faster.
+      r->connection().exec("PRAGMA mmap_size=0");
+      return r;
+    };
+    auto own = open();
+    int64_t lo = 0, hi = 0;
+    {
+      store::Statement bounds(
+          own->connection(),
+          "SELECT (SELECT min(rowid) FROM kernels), (SELECT max(rowid) FROM kernels)");
+      if (bounds.step()) lo = bounds.int64(0), hi = bounds.int64(1) + 1;
+    }
+    const int parts = kernel_readers();
+    auto edge = [&](int k) { return k == parts ? INT64_MAX : lo + (hi - lo) * k / parts; };
+    std::vector<std::future<KernelIntervals>> rest;
+    for (int k = 1; k < parts; ++k)
+      rest.push_back(std::async(std::launch::async, [&, k, reader = open()] {
+        return unioned(kernels_in_rows(*reader, edge(k), edge(k + 1)));
+      }));
+    KernelIntervals out = unioned(kernels_in_rows(*own, INT64_MIN, edge(1)));
+    for (auto& part : rest) append(out, part.get());
+    return parts > 1 ? unioned(std::move(out)) : out;
   });
 }
 

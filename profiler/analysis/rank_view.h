@@ -47,9 +47,10 @@ struct KernelIntervals {
   std::map<int, std::vector<Interval>> compute, comm;
 };
 KernelIntervals kernel_intervals(store::RunReader& reader);
-// The same, read on a thread of its own through a connection of its own
-// (the reader's file and filter): the analysis reads the collectives
-// meanwhile, two cores on the two largest tables.
+// The same, with the compute kernels unioned, read beside the analysis
+// (which reads the collectives meanwhile): the table split by rowid among
+// readers on threads of their own, each through a connection of its own
+// (the reader's file and filter).
 std::future<KernelIntervals> kernel_intervals_beside(const store::RunReader& reader);
 
 // On CPU there are no kernels: backward is taken to run from an iteration's

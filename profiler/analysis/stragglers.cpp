@@ -2,39 +2,88 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
+#include <unordered_map>
 
 #include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
 namespace {
 
-using Key = std::pair<uint64_t, uint64_t>;
+using Key = LatenessByCollective::Key;
 
-// Collectives issued by every rank of their communicator that the analysis
-// sees, by key: all of its `nranks` in a whole run; in a part of one
-// (`report --ranks`), or a run missing a rank's file, the members present.
-// A collective some present member lacks (cut by a time window, an event
-// dropped) is left out: its first arrival may be missing.
-std::map<Key, std::vector<const Call*>> complete_groups(const std::vector<Call>& calls) {
-  std::map<Key, std::vector<const Call*>> groups;
-  std::map<uint64_t, std::set<int>> members;  // comm -> ranks seen on it
-  for (const auto& c : calls)
-    if (c.nranks > 1) {
-      groups[{c.comm_id, c.seq}].push_back(&c);
-      members[c.comm_id].insert(c.rank);
-    }
-  for (auto it = groups.begin(); it != groups.end();) {
-    size_t expected = std::min(members[it->first.first].size(), size_t(it->second.front()->nranks));
-    it = it->second.size() == expected && expected > 1 ? std::next(it) : groups.erase(it);
+// The calls of each collective, grouped in key order: `calls` holds each
+// group's calls in a run, in the order they came (a rank's order), and
+// `first` where each run starts. Flat, not a map of vectors: a million calls.
+struct Groups {
+  std::vector<const Call*> calls;
+  std::vector<size_t> first;  // one past the last group too
+  size_t size() const { return first.empty() ? 0 : first.size() - 1; }
+  std::span<const Call* const> operator[](size_t g) const {
+    return {calls.data() + first[g], first[g + 1] - first[g]};
   }
-  return groups;
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.first * 31 + k.second); }
+};
+
+Groups grouped(const std::vector<Call>& calls) {
+  std::unordered_map<Key, uint32_t, KeyHash> id;  // key -> group, in the order first seen
+  std::vector<Key> keys;
+  std::vector<uint32_t> group_of(calls.size(), UINT32_MAX);
+  std::vector<size_t> count;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].nranks <= 1) continue;
+    auto [it, added] = id.try_emplace({calls[i].comm_id, calls[i].seq}, uint32_t(keys.size()));
+    if (added) keys.push_back(it->first), count.push_back(0);
+    group_of[i] = it->second;
+    ++count[it->second];
+  }
+  std::vector<uint32_t> order(keys.size());  // groups in key order
+  for (uint32_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  Groups out;
+  std::vector<size_t> at(keys.size());
+  out.first.push_back(0);
+  for (uint32_t g : order) at[g] = out.first.back(), out.first.push_back(at[g] + count[g]);
+  out.calls.resize(out.first.back());
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (group_of[i] != UINT32_MAX) out.calls[at[group_of[i]]++] = &calls[i];
+  return out;
 }
 
-std::vector<std::vector<const Call*>> synchronising_groups(
-    const std::map<Key, std::vector<const Call*>>& groups) {
+// Collectives issued by every rank of their communicator that the analysis
+// sees: all of its `nranks` in a whole run; in a part of one (`report
+// --ranks`), or a run missing a rank's file, the members present. A
+// collective some present member lacks (cut by a time window, an event
+// dropped) is left out: its first arrival may be missing.
+Groups complete_groups(const std::vector<Call>& calls) {
+  Groups all = grouped(calls);
+  std::map<uint64_t, std::set<int>> members;  // comm -> ranks seen on it
+  const Call* last = nullptr;                 // a rank's calls come together: one insert per run
+  for (const auto& c : calls)
+    if (c.nranks > 1 && !(last && last->comm_id == c.comm_id && last->rank == c.rank)) {
+      members[c.comm_id].insert(c.rank);
+      last = &c;
+    }
+  Groups out;
+  out.first.push_back(0);
+  for (size_t g = 0; g < all.size(); ++g) {
+    auto calls_of = all[g];
+    size_t expected = std::min(members[calls_of[0]->comm_id].size(), size_t(calls_of[0]->nranks));
+    if (calls_of.size() != expected || expected <= 1) continue;
+    out.calls.insert(out.calls.end(), calls_of.begin(), calls_of.end());
+    out.first.push_back(out.calls.size());
+  }
+  return out;
+}
+
+std::vector<std::vector<const Call*>> synchronising_groups(const Groups& groups) {
   std::vector<std::vector<const Call*>> out;
-  for (const auto& [key, g] : groups)
-    if (op_is(g.front()->op, kSynchronising)) out.push_back(g);
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (op_is(groups[g][0]->op, kSynchronising))
+      out.emplace_back(groups[g].begin(), groups[g].end());
   return out;
 }
 
@@ -53,10 +102,14 @@ Lateness measure_lateness(const std::vector<Call>& calls,
     int64_t t0 = it == out.clocks.hosts.end() ? 0 : it->second.t0;
     out.correction_us[rank] = out.clocks.correction_ns(h, t0) / 1e3;
   }
-  for (const auto& [key, g] : groups) {
+  auto& by = out.by_collective;
+  by.first.push_back(0);
+  std::vector<std::pair<int, double>> entered;  // (rank, when), one collective's
+  for (size_t index = 0; index < groups.size(); ++index) {
+    auto g = groups[index];
     double first = 0, last = 0;
     int last_rank = -1;
-    std::vector<std::pair<int, double>> entered;
+    entered.clear();
     for (const Call* c : g) {
       auto k = correction.find(c->rank);
       double t =
@@ -68,12 +121,24 @@ Lateness measure_lateness(const std::vector<Call>& calls,
     for (auto& [r, t] : entered) {
       double late = (t - first) / 1e6;
       out.late_ms[r].push_back(late);
-      out.by_collective[key][r] = late;
+      by.entries.push_back({r, late});
       if (last_rank < 0 || t > last) last = t, last_rank = r;
     }
+    by.keys.push_back({g[0]->comm_id, g[0]->seq});
+    by.first.push_back(by.entries.size());
     ++out.last_count[last_rank];
     ++out.matched;
   }
+  return out;
+}
+
+std::optional<double> LatenessByCollective::find(Key key, int rank) const {
+  auto it = std::lower_bound(keys.begin(), keys.end(), key);
+  if (it == keys.end() || *it != key) return std::nullopt;
+  size_t g = size_t(it - keys.begin());
+  std::optional<double> out;  // a rank twice in one collective: its last entry
+  for (size_t i = first[g]; i < first[g + 1]; ++i)
+    if (entries[i].first == rank) out = entries[i].second;
   return out;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,14 +15,23 @@
 
 namespace ddpscope::analysis {
 
+// Per (comm_id, seq) the lateness of each rank that entered it: the
+// collectives in key order, each a run of (rank, ms) in `entries`.
+struct LatenessByCollective {
+  using Key = std::pair<uint64_t, uint64_t>;
+  std::vector<Key> keys;
+  std::vector<size_t> first;  // keys.size() + 1 offsets into entries
+  std::vector<std::pair<int, double>> entries;
+  std::optional<double> find(Key key, int rank) const;
+};
+
 struct Lateness {
   std::map<int, std::vector<double>> late_ms;  // per rank, one entry per matched collective
   std::map<int, int> last_count;               // collectives the rank entered last
   std::map<int, double> correction_us;         // clock correction per rank, mid-run
   ClockSync clocks;                            // per host: offset, drift, residual
   int matched = 0;                             // collectives seen on every member present
-  // Per (comm_id, seq) the lateness of each rank, for per-iteration views.
-  std::map<std::pair<uint64_t, uint64_t>, std::map<int, double>> by_collective;
+  LatenessByCollective by_collective;          // for per-iteration views
 };
 
 // `calls`: every rank's collectives; `host_of`: rank -> host name.
