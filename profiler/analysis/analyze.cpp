@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -288,6 +290,34 @@ struct CollectivePass {
   ShapeTable shapes;                                  // the calls' shapes, for find_mismatches
 };
 
+// Below this many rows one thread reads them all: a second connection and
+// thread cost more than they save.
+constexpr int64_t kSplitReadRows = 100'000;
+
+// The collectives from id `from` on, read on a thread of its own through a
+// connection of its own (the reader's file and filter, not mapped: each page
+// is read once), while the caller reads those before: SQLite's per-row work,
+// most of the read, on two cores.
+std::future<std::vector<CollectiveRecord>> collectives_beside(const store::RunReader& reader,
+                                                              int64_t from) {
+  return std::async(std::launch::async, [path = reader.path(), filter = reader.filter(), from] {
+    store::RunReader own(path);
+    own.set_filter(filter);
+    own.connection().exec("PRAGMA mmap_size=0");
+    return own.collectives("id >= " + std::to_string(from));
+  });
+}
+
+// The id that splits the table in two halves, or none for a small one.
+std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows) {
+  if (rows < kSplitReadRows) return std::nullopt;
+  store::Statement st(
+      reader.connection(),
+      "SELECT (SELECT min(id) FROM collectives), (SELECT max(id) FROM collectives)");
+  if (!st.step() || st.is_null(0)) return std::nullopt;
+  return st.int64(0) + (st.int64(1) - st.int64(0)) / 2 + 1;
+}
+
 CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
   CollectivePass pass;
   OpSummarizer ops;
@@ -296,7 +326,7 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
   // Sized once: grown by doubling, a million calls would briefly be held twice.
   pass.calls.reserve(rows);
   core::progress::Counter read("analysis: collectives", rows);
-  reader.for_each_collective([&](const CollectiveRecord& c) {
+  auto take = [&](const CollectiveRecord& c) {
     read.tick();
     ops.add(c);
     if (device_span_without_kernels(c)) pass.device_spans[c.rank].push_back({c.start_ns, c.end_ns});
@@ -304,7 +334,14 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
     pass.calls.back().shape = pass.shapes.id(c.op, c.dtype, c.count);
     best = std::max(best, c.timing);
     pass.origin = std::min(pass.origin, c.host_start_ns);
-  });
+  };
+  if (auto middle = middle_id(reader, int64_t(rows))) {
+    auto later = collectives_beside(reader, *middle);
+    reader.for_each_collective(take, "id < " + std::to_string(*middle));
+    for (const auto& c : later.get()) take(c);
+  } else {
+    reader.for_each_collective(take);
+  }
   run.ops = ops.finish();
   run.timing = std::string(name_of(best));
   return pass;
