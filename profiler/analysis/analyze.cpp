@@ -290,10 +290,6 @@ struct CollectivePass {
   ShapeTable shapes;                                  // the calls' shapes, for find_mismatches
 };
 
-// Below this many rows one thread reads them all: a second connection and
-// thread cost more than they save.
-constexpr int64_t kSplitReadRows = 100'000;
-
 // The collectives from id `from` on, read on a thread of its own through a
 // connection of its own (the reader's file and filter, not mapped: each page
 // is read once), while the caller reads those before: SQLite's per-row work,
@@ -308,9 +304,10 @@ std::future<std::vector<CollectiveRecord>> collectives_beside(const store::RunRe
   });
 }
 
-// The id that splits the table in two halves, or none for a small one.
-std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows) {
-  if (rows < kSplitReadRows) return std::nullopt;
+// The id that splits the table in two halves, or none for fewer rows than
+// `split_rows`.
+std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows, int64_t split_rows) {
+  if (rows < split_rows) return std::nullopt;
   store::Statement st(
       reader.connection(),
       "SELECT (SELECT min(id) FROM collectives), (SELECT max(id) FROM collectives)");
@@ -318,7 +315,7 @@ std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows) {
   return st.int64(0) + (st.int64(1) - st.int64(0)) / 2 + 1;
 }
 
-CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
+CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int64_t split_rows) {
   CollectivePass pass;
   OpSummarizer ops;
   Timing best = Timing::none;
@@ -335,7 +332,7 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader) {
     best = std::max(best, c.timing);
     pass.origin = std::min(pass.origin, c.host_start_ns);
   };
-  if (auto middle = middle_id(reader, int64_t(rows))) {
+  if (auto middle = middle_id(reader, int64_t(rows), split_rows)) {
     auto later = collectives_beside(reader, *middle);
     reader.for_each_collective(take, "id < " + std::to_string(*middle));
     for (const auto& c : later.get()) take(c);
@@ -407,7 +404,8 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   auto procs = reader.processes();
   describe_run(run, reader, procs);
   auto kernels_read = kernel_intervals_beside(reader);
-  auto [calls, device_spans, origin, shapes] = read_collectives(run, reader);
+  auto [calls, device_spans, origin, shapes] =
+      read_collectives(run, reader, options.split_read_rows);
   auto by_rank = calls_by_rank(calls);
   auto fsdp = classify_fsdp(reader, by_rank);
   auto accounts = classify(reader, calls);

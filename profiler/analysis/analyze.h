@@ -11,6 +11,9 @@ namespace ddpscope::analysis {
 struct AnalysisOptions {
   int timeline_iterations = 6;  // steady iterations sampled into the timeline chart
   int max_iteration_rows = 100000;
+  // A run of this many collectives or more is read in two halves, on two
+  // threads (below it a second thread and connection cost more than they save).
+  int64_t split_read_rows = 100'000;
 };
 
 RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options = {});

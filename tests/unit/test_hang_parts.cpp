@@ -142,3 +142,64 @@ TEST_CASE("a collective only some ranks completed is still where the job stopped
   CHECK(run.hangs[0].waiting_ranks == std::vector<int>{0});
   CHECK(run.hangs[0].missing_ranks == std::vector<int>{1});
 }
+
+namespace {
+
+// Three ranks, 60 all-reduces each, rank 2 entering each 3 ms after the
+// others; rank 0 then waits in a 61st that rank 1 completed and rank 2 never
+// entered.
+std::string late_and_stalled_run(const std::string& dir) {
+  std::vector<std::string> files;
+  for (int rank : {0, 1, 2}) {
+    files.push_back(dir + "/rank-" + std::to_string(rank) + ".db");
+    store::RankWriter w(files.back(), {{"kind", "rank"}, {"timeline", "monotonic"}});
+    w.begin();
+    for (uint64_t s = 0; s < (rank == 1 ? 61u : 60u); ++s) {
+      auto c =
+          testing::allreduce_at(rank, s, 10'000'000 * int64_t(s + 1) + (rank == 2) * 3'000'000);
+      c.nranks = 3;
+      w.add(c);
+    }
+    if (rank == 0) {
+      auto c = testing::allreduce_at(0, 60, 610'000'000);
+      w.replace_inflight({{0, c.comm_id, 0, 3, 60, c.op, c.dtype, c.count, c.bytes, 0,
+                           c.host_start_ns, 1'000'000, InflightState::running}});
+    }
+    ProcessRecord p;
+    p.rank = rank;
+    p.world_size = 3;
+    w.put(p);
+    w.commit();
+    w.close();
+  }
+  store::merge_rank_files(files, dir + "/run.db");
+  return dir + "/run.db";
+}
+
+}  // namespace
+
+TEST_CASE("a run read in two halves on two threads is analysed as when read whole") {
+  auto dir = testing::temp_dir("split-read");
+  store::RunReader reader(late_and_stalled_run(dir));
+  auto whole = analysis::analyze_run(reader);
+  auto halves = analysis::analyze_run(reader, {.split_read_rows = 1});
+  REQUIRE(whole.ranks.size() == 3);
+  CHECK(whole.ranks[2].late_ms_median == Approx(3.0));  // the straggler is seen
+  REQUIRE(whole.hangs.size() == 1);
+  CHECK(whole.hangs[0].seq == 60);
+  REQUIRE(halves.ranks.size() == 3);
+  for (size_t r = 0; r < 3; ++r) {
+    CHECK(halves.ranks[r].collectives == whole.ranks[r].collectives);
+    CHECK(halves.ranks[r].late_ms_median == whole.ranks[r].late_ms_median);
+    CHECK(halves.ranks[r].last_share_pct == whole.ranks[r].last_share_pct);
+  }
+  REQUIRE(halves.ops.size() == whole.ops.size());
+  CHECK(halves.ops[0].calls == whole.ops[0].calls);
+  CHECK(halves.ops[0].median_us == whole.ops[0].median_us);
+  CHECK(halves.iterations.count == whole.iterations.count);
+  REQUIRE(halves.hangs.size() == 1);
+  CHECK(halves.hangs[0].seq == 60);
+  CHECK(halves.hangs[0].waiting_ranks == whole.hangs[0].waiting_ranks);
+  CHECK(halves.hangs[0].completed_ranks == whole.hangs[0].completed_ranks);
+  CHECK(halves.hangs[0].missing_ranks == whole.hangs[0].missing_ranks);
+}
