@@ -86,31 +86,48 @@ CollectiveRecord bucket(int rank, uint64_t seq) {
   return c;
 }
 
+// One rank's file in `dir`: the collectives it completed, those it lists in
+// flight, and its process row.
+std::string rank_file(const std::string& dir, int rank, int world_size,
+                      const std::vector<CollectiveRecord>& completed,
+                      const std::vector<InflightRecord>& inflight) {
+  std::string file = dir + "/rank-" + std::to_string(rank) + ".db";
+  store::RankWriter w(file, {{"kind", "rank"}, {"timeline", "monotonic"}});
+  w.begin();
+  for (const auto& c : completed) w.add(c);
+  w.replace_inflight(inflight);
+  ProcessRecord p;
+  p.rank = rank;
+  p.world_size = world_size;
+  w.put(p);
+  w.commit();
+  w.close();
+  return file;
+}
+
+InflightRecord in_flight(const CollectiveRecord& c, InflightState state) {
+  return {c.rank,  c.comm_id, 0, c.nranks,        c.seq,     c.op, c.dtype,
+          c.count, c.bytes,   0, c.host_start_ns, 1'000'000, state};
+}
+
+std::string merged(const std::string& dir, const std::vector<std::string>& files) {
+  store::merge_rank_files(files, dir + "/run.db");
+  return dir + "/run.db";
+}
+
 // Rank 0 completed collectives [0, done0) and lists [done0, done0 + waiting)
 // enqueued; rank 1 completed [0, done1).
 std::string stalled_run(const std::string& dir, uint64_t done0, uint64_t waiting, uint64_t done1) {
   std::vector<std::string> files;
   for (int rank : {0, 1}) {
-    files.push_back(dir + "/rank-" + std::to_string(rank) + ".db");
-    store::RankWriter w(files.back(), {{"kind", "rank"}, {"timeline", "monotonic"}});
-    w.begin();
-    for (uint64_t s = 0; s < (rank ? done1 : done0); ++s) w.add(bucket(rank, s));
+    std::vector<CollectiveRecord> completed;
+    for (uint64_t s = 0; s < (rank ? done1 : done0); ++s) completed.push_back(bucket(rank, s));
     std::vector<InflightRecord> inflight;
-    for (uint64_t s = done0; rank == 0 && s < done0 + waiting; ++s) {
-      auto c = bucket(0, s);
-      inflight.push_back({0, c.comm_id, 0, 2, s, c.op, c.dtype, c.count, c.bytes, 0,
-                          c.host_start_ns, 1'000'000, InflightState::enqueued});
-    }
-    w.replace_inflight(inflight);
-    ProcessRecord p;
-    p.rank = rank;
-    p.world_size = 2;
-    w.put(p);
-    w.commit();
-    w.close();
+    for (uint64_t s = done0; rank == 0 && s < done0 + waiting; ++s)
+      inflight.push_back(in_flight(bucket(0, s), InflightState::enqueued));
+    files.push_back(rank_file(dir, rank, 2, completed, inflight));
   }
-  store::merge_rank_files(files, dir + "/run.db");
-  return dir + "/run.db";
+  return merged(dir, files);
 }
 
 }  // namespace
@@ -149,31 +166,21 @@ namespace {
 // others; rank 0 then waits in a 61st that rank 1 completed and rank 2 never
 // entered.
 std::string late_and_stalled_run(const std::string& dir) {
+  auto at = [](int rank, uint64_t seq) {
+    auto c =
+        testing::allreduce_at(rank, seq, 10'000'000 * int64_t(seq + 1) + (rank == 2) * 3'000'000);
+    c.nranks = 3;
+    return c;
+  };
   std::vector<std::string> files;
   for (int rank : {0, 1, 2}) {
-    files.push_back(dir + "/rank-" + std::to_string(rank) + ".db");
-    store::RankWriter w(files.back(), {{"kind", "rank"}, {"timeline", "monotonic"}});
-    w.begin();
-    for (uint64_t s = 0; s < (rank == 1 ? 61u : 60u); ++s) {
-      auto c =
-          testing::allreduce_at(rank, s, 10'000'000 * int64_t(s + 1) + (rank == 2) * 3'000'000);
-      c.nranks = 3;
-      w.add(c);
-    }
-    if (rank == 0) {
-      auto c = testing::allreduce_at(0, 60, 610'000'000);
-      w.replace_inflight({{0, c.comm_id, 0, 3, 60, c.op, c.dtype, c.count, c.bytes, 0,
-                           c.host_start_ns, 1'000'000, InflightState::running}});
-    }
-    ProcessRecord p;
-    p.rank = rank;
-    p.world_size = 3;
-    w.put(p);
-    w.commit();
-    w.close();
+    std::vector<CollectiveRecord> completed;
+    for (uint64_t s = 0; s < (rank == 1 ? 61u : 60u); ++s) completed.push_back(at(rank, s));
+    std::vector<InflightRecord> inflight;
+    if (rank == 0) inflight.push_back(in_flight(at(0, 60), InflightState::running));
+    files.push_back(rank_file(dir, rank, 3, completed, inflight));
   }
-  store::merge_rank_files(files, dir + "/run.db");
-  return dir + "/run.db";
+  return merged(dir, files);
 }
 
 }  // namespace
