@@ -290,17 +290,13 @@ struct CollectivePass {
   ShapeTable shapes;                                  // the calls' shapes, for find_mismatches
 };
 
-// The collectives from id `from` on, read on a thread of its own through a
-// connection of its own (the reader's file and filter, not mapped: each page
-// is read once), while the caller reads those before: SQLite's per-row work,
-// most of the read, on two cores.
+// The collectives from id `from` on, read on a thread of its own while the
+// caller reads those before: SQLite's per-row work, most of the read, on two
+// cores.
 std::future<std::vector<CollectiveRecord>> collectives_beside(const store::RunReader& reader,
                                                               int64_t from) {
-  return std::async(std::launch::async, [path = reader.path(), filter = reader.filter(), from] {
-    store::RunReader own(path);
-    own.set_filter(filter);
-    own.connection().exec("PRAGMA mmap_size=0");
-    return own.collectives("id >= " + std::to_string(from));
+  return std::async(std::launch::async, [own = reader.one_pass_beside(), from] {
+    return own->collectives("id >= " + std::to_string(from));
   });
 }
 
@@ -308,11 +304,9 @@ std::future<std::vector<CollectiveRecord>> collectives_beside(const store::RunRe
 // `split_rows`.
 std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows, int64_t split_rows) {
   if (rows < split_rows) return std::nullopt;
-  store::Statement st(
-      reader.connection(),
-      "SELECT (SELECT min(id) FROM collectives), (SELECT max(id) FROM collectives)");
-  if (!st.step() || st.is_null(0)) return std::nullopt;
-  return st.int64(0) + (st.int64(1) - st.int64(0)) / 2 + 1;
+  auto ids = reader.rowid_range("collectives");  // id is the rowid
+  if (!ids) return std::nullopt;
+  return ids->first + (ids->second - ids->first) / 2 + 1;
 }
 
 CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int64_t split_rows) {

@@ -1,7 +1,6 @@
 #include "profiler/analysis/rank_view.h"
 
 #include <algorithm>
-#include <memory>
 #include <thread>
 
 #include "profiler/core/stats.h"
@@ -62,28 +61,14 @@ KernelIntervals kernel_intervals(store::RunReader& reader) {
 }
 
 std::future<KernelIntervals> kernel_intervals_beside(const store::RunReader& reader) {
-  return std::async(std::launch::async, [path = reader.path(), filter = reader.filter()] {
-    auto open = [&] {
-      auto r = std::make_unique<store::RunReader>(path);
-      r->set_filter(filter);
-      // Read once, not mapped: mapped pages count as the process's memory
-      // (300 MiB of 5M kernels), and reading them was no faster.
-      r->connection().exec("PRAGMA mmap_size=0");
-      return r;
-    };
-    auto own = open();
-    int64_t lo = 0, hi = 0;
-    {
-      store::Statement bounds(
-          own->connection(),
-          "SELECT (SELECT min(rowid) FROM kernels), (SELECT max(rowid) FROM kernels)");
-      if (bounds.step()) lo = bounds.int64(0), hi = bounds.int64(1) + 1;
-    }
+  return std::async(std::launch::async, [own = reader.one_pass_beside()] {
+    auto [lo, last] = own->rowid_range("kernels").value_or(std::pair<int64_t, int64_t>{0, 0});
+    const int64_t hi = last + 1;
     const int parts = kernel_readers();
     auto edge = [&](int k) { return k == parts ? INT64_MAX : lo + (hi - lo) * k / parts; };
     std::vector<std::future<KernelIntervals>> rest;
     for (int k = 1; k < parts; ++k)
-      rest.push_back(std::async(std::launch::async, [&, k, reader = open()] {
+      rest.push_back(std::async(std::launch::async, [&, k, reader = own->one_pass_beside()] {
         return unioned(kernels_in_rows(*reader, edge(k), edge(k + 1)));
       }));
     KernelIntervals out = unioned(kernels_in_rows(*own, INT64_MIN, edge(1)));

@@ -107,4 +107,18 @@ int64_t RunReader::count(const std::string& table) {
   return s.step() ? s.int64(0) : 0;
 }
 
+std::optional<std::pair<int64_t, int64_t>> RunReader::rowid_range(const std::string& table) {
+  Statement s(*conn_, "SELECT (SELECT min(rowid) FROM " + table + "), (SELECT max(rowid) FROM " +
+                          table + ")");
+  if (!s.step() || s.is_null(0)) return std::nullopt;
+  return std::pair{s.int64(0), s.int64(1)};
+}
+
+std::unique_ptr<RunReader> RunReader::one_pass_beside() const {
+  auto r = std::make_unique<RunReader>(path());
+  r->set_filter(filter_);
+  r->connection().exec("PRAGMA mmap_size=0");
+  return r;
+}
+
 }  // namespace ddpscope::store

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ class RunReader {
                            const std::string& where = "");
   std::vector<CollectiveRecord> collectives(const std::string& where = "");
   int64_t count(const std::string& table);  // rows the filter keeps
+  // The lowest and highest rowid of `table` (none when it is empty), by two
+  // seeks: min() and max() in one SELECT scan a covering index whole.
+  std::optional<std::pair<int64_t, int64_t>> rowid_range(const std::string& table);
+  // Another reader of the same file, with the same filter, for a thread that
+  // reads its own part of a table once: not memory-mapped, since mapped pages
+  // count as the process's memory and reading them once is no faster.
+  std::unique_ptr<RunReader> one_pass_beside() const;
   // Every shape of every collective but point-to-point ones (their numbers do
   // not pair ranks up), ordered by comm_id and seq: a seq with more than one
   // shape is a mismatch (docs/hangs.md).
