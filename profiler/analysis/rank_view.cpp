@@ -62,8 +62,10 @@ KernelIntervals kernel_intervals(store::RunReader& reader) {
 
 std::future<KernelIntervals> kernel_intervals_beside(const store::RunReader& reader) {
   return std::async(std::launch::async, [own = reader.one_pass_beside()] {
-    auto [lo, last] = own->rowid_range("kernels").value_or(std::pair<int64_t, int64_t>{0, 0});
-    const int64_t hi = last + 1;
+    // Named copies, not a structured binding: clang 14 (the fuzz build) can't
+    // capture a binding in the lambda below.
+    const auto range = own->rowid_range("kernels").value_or(std::pair<int64_t, int64_t>{0, 0});
+    const int64_t lo = range.first, hi = range.second + 1;
     const int parts = kernel_readers();
     auto edge = [&](int k) { return k == parts ? INT64_MAX : lo + (hi - lo) * k / parts; };
     std::vector<std::future<KernelIntervals>> rest;
