@@ -4,12 +4,12 @@
 
 namespace ddpscope::inject {
 namespace {
-std::mutex g_mu;  // inserts and removals; lookups take no lock
+std::mutex g_registry_mu;  // inserts and removals; lookups take no lock
 }  // namespace
 
 CommInfo* CommRegistry::put(const void* handle, uint64_t comm_id, int nranks, int comm_rank,
                             int device, Backend backend) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  std::lock_guard<std::mutex> lock(g_registry_mu);
   uintptr_t key = reinterpret_cast<uintptr_t>(handle);
   CommInfo* slot = find(handle);
   for (size_t i = 0, s = hash(key); !slot && i < kSlots; ++i, s = (s + 1) & (kSlots - 1)) {
@@ -37,7 +37,7 @@ CommInfo* CommRegistry::put(const void* handle, uint64_t comm_id, int nranks, in
 }
 
 void CommRegistry::forget(const void* handle) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  std::lock_guard<std::mutex> lock(g_registry_mu);
   CommInfo* slot = find(handle);
   if (!slot) return;
   slot->handle.store(kTombstone, std::memory_order_release);

@@ -7,7 +7,7 @@
 namespace ddpscope::analysis {
 namespace {
 
-DdpFacts parse_facts(int instance, const Facts& kv) {
+DdpFacts ddp_facts_of(int instance, const Facts& kv) {
   DdpFacts f;
   auto& s = f.summary;
   s.instance = instance;
@@ -51,7 +51,7 @@ std::map<int, DdpFacts> ddp_facts(const std::vector<DdpInfoRecord>& info) {
   std::map<int, Facts> kv;
   for (const auto& r : info) kv[r.instance][r.key] = r.value;
   std::map<int, DdpFacts> out;
-  for (const auto& [instance, facts] : kv) out[instance] = parse_facts(instance, facts);
+  for (const auto& [instance, facts] : kv) out[instance] = ddp_facts_of(instance, facts);
   return out;
 }
 

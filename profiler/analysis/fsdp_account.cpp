@@ -8,7 +8,7 @@
 namespace ddpscope::analysis {
 namespace {
 
-FsdpUnitFacts parse_facts(int unit, const Facts& kv) {
+FsdpUnitFacts unit_facts_of(int unit, const Facts& kv) {
   FsdpUnitFacts f;
   f.unit = unit;
   f.root = int(fact_number(kv, "root"));
@@ -79,7 +79,7 @@ std::map<int, FsdpUnitFacts> fsdp_facts(const std::vector<FsdpInfoRecord>& info)
   std::map<int, Facts> kv;  // rows in recording order: a later value supersedes
   for (const auto& r : info) kv[r.unit][r.key] = r.value;
   std::map<int, FsdpUnitFacts> out;
-  for (const auto& [unit, facts] : kv) out[unit] = parse_facts(unit, facts);
+  for (const auto& [unit, facts] : kv) out[unit] = unit_facts_of(unit, facts);
   return out;
 }
 

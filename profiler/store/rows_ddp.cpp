@@ -5,13 +5,13 @@
 namespace ddpscope::store {
 namespace {
 
-constexpr Column kInfoColumns[] = {{"rank", "INTEGER"},
-                                   {"instance", "INTEGER"},
-                                   {"key", "TEXT"},
-                                   {"value", "TEXT"},
-                                   {"recorded_ns", "INTEGER"}};
+constexpr Column kDdpInfoColumns[] = {{"rank", "INTEGER"},
+                                      {"instance", "INTEGER"},
+                                      {"key", "TEXT"},
+                                      {"value", "TEXT"},
+                                      {"recorded_ns", "INTEGER"}};
 
-constexpr Column kRegionColumns[] = {
+constexpr Column kDdpRegionColumns[] = {
     {"rank", "INTEGER"},   {"instance", "INTEGER"},  {"kind", "TEXT"},       {"bucket", "INTEGER"},
     {"pg_key", "INTEGER"}, {"seq_begin", "INTEGER"}, {"seq_end", "INTEGER"}, {"flags", "INTEGER"},
     {"tid", "INTEGER"},    {"start_ns", "INTEGER"},  {"end_ns", "INTEGER"}};
@@ -19,7 +19,7 @@ constexpr Column kRegionColumns[] = {
 }  // namespace
 
 const TableSpec& Row<DdpInfoRecord>::table() {
-  static const TableSpec t{.name = "ddp_info", .columns = kInfoColumns, .since_version = 2};
+  static const TableSpec t{.name = "ddp_info", .columns = kDdpInfoColumns, .since_version = 2};
   return t;
 }
 
@@ -44,7 +44,7 @@ DdpInfoRecord Row<DdpInfoRecord>::read(const Statement& s) {
 const TableSpec& Row<DdpRegionRecord>::table() {
   static const TableSpec t{
       .name = "ddp_regions",
-      .columns = kRegionColumns,
+      .columns = kDdpRegionColumns,
       .indexes = "CREATE INDEX IF NOT EXISTS ddp_regions_by_rank ON ddp_regions(rank, start_ns);",
       .since_version = 2};
   return t;

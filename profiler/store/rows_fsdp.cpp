@@ -5,15 +5,15 @@
 namespace ddpscope::store {
 namespace {
 
-constexpr int kSince = 7;
+constexpr int kFsdpSince = 7;
 
-constexpr Column kInfoColumns[] = {{"rank", "INTEGER"},
-                                   {"unit", "INTEGER"},
-                                   {"key", "TEXT"},
-                                   {"value", "TEXT"},
-                                   {"recorded_ns", "INTEGER"}};
+constexpr Column kFsdpInfoColumns[] = {{"rank", "INTEGER"},
+                                       {"unit", "INTEGER"},
+                                       {"key", "TEXT"},
+                                       {"value", "TEXT"},
+                                       {"recorded_ns", "INTEGER"}};
 
-constexpr Column kRegionColumns[] = {
+constexpr Column kFsdpRegionColumns[] = {
     {"rank", "INTEGER"},      {"unit", "INTEGER"},    {"kind", "TEXT"},     {"pg_key", "INTEGER"},
     {"seq_begin", "INTEGER"}, {"seq_end", "INTEGER"}, {"flags", "INTEGER"}, {"tid", "INTEGER"},
     {"start_ns", "INTEGER"},  {"end_ns", "INTEGER"}};
@@ -21,7 +21,8 @@ constexpr Column kRegionColumns[] = {
 }  // namespace
 
 const TableSpec& Row<FsdpInfoRecord>::table() {
-  static const TableSpec t{.name = "fsdp_info", .columns = kInfoColumns, .since_version = kSince};
+  static const TableSpec t{
+      .name = "fsdp_info", .columns = kFsdpInfoColumns, .since_version = kFsdpSince};
   return t;
 }
 
@@ -45,7 +46,7 @@ FsdpInfoRecord Row<FsdpInfoRecord>::read(const Statement& s) {
 
 const TableSpec& Row<FsdpRegionRecord>::table() {
   static const TableSpec t{
-      .name = "fsdp_regions", .columns = kRegionColumns, .since_version = kSince};
+      .name = "fsdp_regions", .columns = kFsdpRegionColumns, .since_version = kFsdpSince};
   return t;
 }
 

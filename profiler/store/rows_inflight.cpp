@@ -7,7 +7,7 @@
 namespace ddpscope::store {
 namespace {
 
-constexpr int kSince = 5;
+constexpr int kInflightSince = 5;
 constexpr Column kInflightColumns[] = {
     {"rank", "INTEGER"},   {"comm_id", "INTEGER"},       {"comm_rank", "INTEGER"},
     {"nranks", "INTEGER"}, {"seq", "INTEGER"},           {"op", "TEXT"},
@@ -22,8 +22,10 @@ std::string_view state_name(InflightState s) {
 }  // namespace
 
 const TableSpec& Row<InflightRecord>::table() {
-  static const TableSpec t{
-      .name = "inflight", .columns = kInflightColumns, .since_version = kSince, .appended = false};
+  static const TableSpec t{.name = "inflight",
+                           .columns = kInflightColumns,
+                           .since_version = kInflightSince,
+                           .appended = false};
   return t;
 }
 

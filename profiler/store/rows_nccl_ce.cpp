@@ -6,7 +6,7 @@
 namespace ddpscope::store {
 namespace {
 
-constexpr int kSince = 6;
+constexpr int kCeSince = 6;
 
 constexpr Column kCeOpColumns[] = {
     {"rank", "INTEGER"},     {"comm_hash", "INTEGER"}, {"coll_key", "INTEGER"},
@@ -17,7 +17,8 @@ constexpr Column kCeOpColumns[] = {
 }  // namespace
 
 const TableSpec& Row<NcclCeOpRecord>::table() {
-  static const TableSpec t{.name = "nccl_ce_ops", .columns = kCeOpColumns, .since_version = kSince};
+  static const TableSpec t{
+      .name = "nccl_ce_ops", .columns = kCeOpColumns, .since_version = kCeSince};
   return t;
 }
 

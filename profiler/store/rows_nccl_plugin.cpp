@@ -6,10 +6,10 @@
 namespace ddpscope::store {
 namespace {
 
-constexpr int kSince = 3;
+constexpr int kPluginSince = 3;
 constexpr int kKeys = 4;  // the join keys came with schema v4
 
-constexpr Column kCommColumns[] = {
+constexpr Column kPluginCommColumns[] = {
     {"rank", "INTEGER"},        {"comm_hash", "INTEGER"},
     {"name", "TEXT"},           {"nnodes", "INTEGER"},
     {"nranks", "INTEGER"},      {"comm_rank", "INTEGER"},
@@ -89,7 +89,7 @@ void read_proxy_identity(const Statement& s, Proxy& r) {
 
 const TableSpec& Row<NcclPluginCommRecord>::table() {
   static const TableSpec t{
-      .name = "nccl_plugin_comms", .columns = kCommColumns, .since_version = kSince};
+      .name = "nccl_plugin_comms", .columns = kPluginCommColumns, .since_version = kPluginSince};
   return t;
 }
 
@@ -123,7 +123,7 @@ const TableSpec& Row<NcclPluginCollectiveRecord>::table() {
                            .indexes =
                                "CREATE INDEX IF NOT EXISTS nccl_plugin_collectives_by_seq "
                                "ON nccl_plugin_collectives(rank, comm_hash, seq);",
-                           .since_version = kSince};
+                           .since_version = kPluginSince};
   return t;
 }
 
@@ -177,7 +177,7 @@ NcclPluginCollectiveRecord Row<NcclPluginCollectiveRecord>::read(const Statement
 
 const TableSpec& Row<NcclProxyOpRecord>::table() {
   static const TableSpec t{
-      .name = "nccl_proxy_ops", .columns = kOpColumns, .since_version = kSince};
+      .name = "nccl_proxy_ops", .columns = kOpColumns, .since_version = kPluginSince};
   return t;
 }
 
@@ -205,7 +205,7 @@ NcclProxyOpRecord Row<NcclProxyOpRecord>::read(const Statement& s) {
 
 const TableSpec& Row<NcclProxyStepRecord>::table() {
   static const TableSpec t{
-      .name = "nccl_proxy_steps", .columns = kStepColumns, .since_version = kSince};
+      .name = "nccl_proxy_steps", .columns = kStepColumns, .since_version = kPluginSince};
   return t;
 }
 

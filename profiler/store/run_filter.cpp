@@ -52,7 +52,7 @@ void check_ranks_exist(const RunFilter& f, const std::vector<int>& recorded) {
 namespace {
 
 // "0-3,7": runs of consecutive ranks as ranges.
-std::string rank_list(const std::vector<int>& ranks) {
+std::string rank_ranges(const std::vector<int>& ranks) {
   std::string out;
   for (size_t i = 0; i < ranks.size();) {
     size_t j = i;
@@ -74,7 +74,7 @@ std::string seconds_after(int64_t ns, int64_t start) {
 
 std::string describe(const RunFilter& f, int64_t run_start) {
   std::string out;
-  if (!f.ranks.empty()) out = "ranks " + rank_list(f.ranks);
+  if (!f.ranks.empty()) out = "ranks " + rank_ranges(f.ranks);
   if (f.since_ns == INT64_MIN && f.until_ns == INT64_MAX) return out;
   out += out.empty() ? "" : ", ";
   out += f.since_ns == INT64_MIN ? "the start" : seconds_after(f.since_ns, run_start);

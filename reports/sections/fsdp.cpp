@@ -109,7 +109,7 @@ Json to_json(const FsdpUnitStats& u) {
           {"phases", std::move(phases)}};
 }
 
-void json_keys(const RunAnalysis& run, Json& report) {
+void json_fsdp(const RunAnalysis& run, Json& report) {
   if (run.fsdp.empty()) return;
   Json roots = Json::array();
   for (const auto& r : run.fsdp) {
@@ -128,7 +128,7 @@ void json_keys(const RunAnalysis& run, Json& report) {
 
 // --- CSV ---
 
-void csv_tables(const RunAnalysis& run, const std::string& dir) {
+void csv_fsdp(const RunAnalysis& run, const std::string& dir) {
   if (run.fsdp.empty()) return;
   csv::write_table<Row>(
       dir + "/fsdp_units.csv",
@@ -160,7 +160,7 @@ void csv_tables(const RunAnalysis& run, const std::string& dir) {
 
 // --- the HTML page ---
 
-void html_table(const RunAnalysis& run, std::ostream& out) {
+void html_fsdp(const RunAnalysis& run, std::ostream& out) {
   if (run.fsdp.empty()) return;
   out << "<section id=\"fsdp\">\n<h2>FSDP units</h2>\n";
   for (const auto& r : run.fsdp) {
@@ -193,11 +193,8 @@ void html_table(const RunAnalysis& run, std::ostream& out) {
 }  // namespace
 
 Section fsdp_section() {
-  return {.name = "fsdp",
-          .text = print_units,
-          .json = json_keys,
-          .csv = csv_tables,
-          .html = html_table};
+  return {
+      .name = "fsdp", .text = print_units, .json = json_fsdp, .csv = csv_fsdp, .html = html_fsdp};
 }
 
 }  // namespace ddpscope::reports

@@ -134,7 +134,7 @@ Json array_of(const std::vector<T>& items) {
   return a;
 }
 
-void json_keys(const RunAnalysis& run, Json& report) {
+void json_hangs(const RunAnalysis& run, Json& report) {
   report["hangs"] = array_of(run.hangs);
   report["mismatches"] = array_of(run.mismatches);
 }
@@ -153,6 +153,6 @@ void print_hangs(const analysis::RunAnalysis& run, std::ostream& out) {
   if (!run.hangs.empty() || !run.mismatches.empty()) out << "\n";
 }
 
-Section hangs_section() { return {.name = "hangs", .text = print_hangs, .json = json_keys}; }
+Section hangs_section() { return {.name = "hangs", .text = print_hangs, .json = json_hangs}; }
 
 }  // namespace ddpscope::reports

@@ -89,7 +89,7 @@ Json lateness(const RunAnalysis& run) {
   return rows;
 }
 
-void json_keys(const RunAnalysis& run, Json& report) {
+void json_stragglers(const RunAnalysis& run, Json& report) {
   Json ranks = Json::array();
   for (const auto& r : run.ranks) ranks.push_back(to_json(r));
   report["ranks"] = std::move(ranks);
@@ -98,7 +98,7 @@ void json_keys(const RunAnalysis& run, Json& report) {
 
 // --- CSV ---
 
-void csv_tables(const RunAnalysis& run, const std::string& dir) {
+void csv_stragglers(const RunAnalysis& run, const std::string& dir) {
   using R = analysis::RankStats;
   csv::write_table<R>(
       dir + "/ranks.csv",
@@ -123,7 +123,7 @@ void csv_tables(const RunAnalysis& run, const std::string& dir) {
 
 // --- the HTML page ---
 
-void html_table(const RunAnalysis& run, std::ostream& out) {
+void html_stragglers(const RunAnalysis& run, std::ostream& out) {
   out << "<section id=\"ranks\">\n<h2>Ranks</h2>\n";
   if (run.ranks.empty()) {
     out << "<p class=\"note\">No ranks recorded.</p>\n</section>\n";
@@ -203,9 +203,9 @@ void chart_data(const RunAnalysis& run, nlohmann::json& data) { data["heatmap"] 
 Section stragglers_section() {
   return {.name = "stragglers",
           .text = print_ranks,
-          .json = json_keys,
-          .csv = csv_tables,
-          .html = html_table,
+          .json = json_stragglers,
+          .csv = csv_stragglers,
+          .html = html_stragglers,
           .chart = {"chart-heatmap", "Stragglers: lateness per rank and iteration",
                     "How late each rank entered the iteration's collectives after the first "
                     "rank."},

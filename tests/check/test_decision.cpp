@@ -6,19 +6,13 @@
 #include <stdexcept>
 
 #include "profiler/regression/decision.h"
+#include "tests/check/lognormal_samples.h"
 
 using namespace ddpscope::regression;
 using ddpscope::InputError;
+using ddpscope::testing::lognormal_samples;
 
 namespace {
-
-std::vector<double> samples(size_t n, double scale, double sigma, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> noise(0, sigma);
-  std::vector<double> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(scale * std::exp(noise(rng)));
-  return out;
-}
 
 // A recorded run of 2 gloo ranks with `comm` and `busbw` samples.
 RunMetrics run(const std::string& source, double comm_ms, double busbw, double sigma, uint64_t seed,
@@ -29,9 +23,9 @@ RunMetrics run(const std::string& source, double comm_ms, double busbw, double s
   r.identity = {{"world size", "2"}, {"backend", "gloo"}, {"gradient bytes per iteration", "8"}};
   r.facts = {{"buckets per iteration", "2"}};
   r.metrics.push_back({"comm", "comm", "communication per iteration", "ms", Better::lower, 1e-3,
-                       samples(n, comm_ms, sigma, seed)});
+                       lognormal_samples(n, comm_ms, sigma, seed)});
   r.metrics.push_back({"busbw", "busbw allreduce 4 x2", "busbw allreduce 4 B (2 ranks)", "GB/s",
-                       Better::higher, 1e-6, samples(n, busbw, sigma, seed + 1000)});
+                       Better::higher, 1e-6, lognormal_samples(n, busbw, sigma, seed + 1000)});
   return r;
 }
 
@@ -126,7 +120,7 @@ TEST_CASE("the confidence is shared out over the metrics checked (Bonferroni)") 
 TEST_CASE("metrics without enough samples, or on one side only, are not decided") {
   auto base = run("a.db", 10, 1, 0.1, 1), cand = run("b.db", 10, 1, 0.1, 2, 3);
   cand.metrics.push_back({"bucket", "bucket 0 4", "bucket 0 (4 B) time", "us", Better::lower, 1,
-                          samples(40, 5, 0.1, 3)});
+                          lognormal_samples(40, 5, 0.1, 3)});
   auto r = check({base}, {cand}, {});
   CHECK(verdict(r, "comm").status == Status::too_few_samples);
   CHECK(verdict(r, "bucket 0 4").status == Status::candidate_only);
@@ -183,7 +177,7 @@ TEST_CASE("exposed time under the floor is not a relative change") {
   CHECK(per_iteration_floor(0) == Approx(1e-3));
   auto with_exposed = [&](const std::string& source, double ms, uint64_t seed) {
     auto r = run(source, 10, 1, 0.1, seed);
-    auto values = samples(40, ms, 0.1, seed + 7);
+    auto values = lognormal_samples(40, ms, 0.1, seed + 7);
     if (ms == 0) values.assign(40, 0.0);
     r.metrics.push_back({"exposed", "exposed", "exposed communication per iteration", "ms",
                          Better::lower, floor, values});

@@ -6,21 +6,12 @@
 #include <random>
 
 #include "profiler/regression/statistics.h"
+#include "tests/check/lognormal_samples.h"
 
 using namespace ddpscope::regression;
+using ddpscope::testing::lognormal_samples;
 
-namespace {
-
-// n samples around `scale` with lognormal noise of `sigma` (deterministic).
-std::vector<double> samples(size_t n, double scale, double sigma, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> noise(0, sigma);
-  std::vector<double> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(scale * std::exp(noise(rng)));
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("a side's centre is the geometric mean of its run medians, floored") {
   CHECK(centre({{1, 2, 3}, {7, 8, 9}}, 0) == Approx(4.0));  // sqrt(2 * 8)
@@ -28,37 +19,39 @@ TEST_CASE("a side's centre is the geometric mean of its run medians, floored") {
 }
 
 TEST_CASE("bootstrap interval of a ratio of medians") {
-  RunSamples base{samples(40, 10, 0.1, 1)};
+  RunSamples base{lognormal_samples(40, 10, 0.1, 1)};
   BootstrapSpec spec{4000, 0.95, 7, 1e-3};
   SECTION("same distribution: the interval holds 1") {
-    auto r = bootstrap_ratio(base, {samples(40, 10, 0.1, 2)}, spec);
+    auto r = bootstrap_ratio(base, {lognormal_samples(40, 10, 0.1, 2)}, spec);
     CHECK(r.lo < 1);
     CHECK(r.hi > 1);
     CHECK(r.hi / r.lo < 1.3);  // 40 samples with 10% noise pin a median to a few %
   }
   SECTION("twice as slow: the interval holds 2 and excludes 1") {
-    auto r = bootstrap_ratio(base, {samples(40, 20, 0.1, 2)}, spec);
+    auto r = bootstrap_ratio(base, {lognormal_samples(40, 20, 0.1, 2)}, spec);
     CHECK(r.lo > 1.7);
     CHECK(r.hi < 2.3);
   }
   SECTION("seeded: the same inputs give the same interval") {
-    RunSamples cand{samples(40, 11, 0.1, 3)};
+    RunSamples cand{lognormal_samples(40, 11, 0.1, 3)};
     auto a = bootstrap_ratio(base, cand, spec), b = bootstrap_ratio(base, cand, spec);
     CHECK(a.lo == b.lo);
     CHECK(a.hi == b.hi);
   }
   SECTION("long runs are thinned for resampling, and the interval still holds the ratio") {
-    auto r = bootstrap_ratio({samples(200000, 10, 0.1, 9)}, {samples(200000, 15, 0.1, 10)}, spec);
+    auto r = bootstrap_ratio({lognormal_samples(200000, 10, 0.1, 9)},
+                             {lognormal_samples(200000, 15, 0.1, 10)}, spec);
     CHECK(r.lo < 1.5);
     CHECK(r.hi > 1.5);
     CHECK(r.lo > 1.4);
     CHECK(r.hi < 1.6);
   }
   SECTION("repeated runs: the spread of run medians widens the interval") {
-    RunSamples tight{samples(40, 10, 0.02, 4)};
-    RunSamples spread{samples(40, 8, 0.02, 5), samples(40, 10, 0.02, 6), samples(40, 13, 0.02, 7)};
-    auto one = bootstrap_ratio(tight, {samples(40, 10, 0.02, 8)}, spec);
-    auto three = bootstrap_ratio(spread, {samples(40, 10, 0.02, 8)}, spec);
+    RunSamples tight{lognormal_samples(40, 10, 0.02, 4)};
+    RunSamples spread{lognormal_samples(40, 8, 0.02, 5), lognormal_samples(40, 10, 0.02, 6),
+                      lognormal_samples(40, 13, 0.02, 7)};
+    auto one = bootstrap_ratio(tight, {lognormal_samples(40, 10, 0.02, 8)}, spec);
+    auto three = bootstrap_ratio(spread, {lognormal_samples(40, 10, 0.02, 8)}, spec);
     CHECK(three.hi / three.lo > 2 * (one.hi / one.lo));
   }
 }
@@ -82,18 +75,18 @@ TEST_CASE("run shifts and run-to-run noise come from repeated runs only") {
 TEST_CASE("a one-run candidate borrows the baseline runs' spread") {
   BootstrapSpec spec{4000, 0.95, 11, 1e-3};
   // Runs are tight inside (2%) but their medians spread from 8.5 to 12.5.
-  RunSamples spread{samples(40, 8.5, 0.02, 1), samples(40, 10, 0.02, 2),
-                    samples(40, 12.5, 0.02, 3)};
+  RunSamples spread{lognormal_samples(40, 8.5, 0.02, 1), lognormal_samples(40, 10, 0.02, 2),
+                    lognormal_samples(40, 12.5, 0.02, 3)};
   SECTION("a rerun 30% above the middle baseline run stays inside the interval") {
-    auto r = bootstrap_ratio(spread, {samples(40, 13, 0.02, 4)}, spec);
+    auto r = bootstrap_ratio(spread, {lognormal_samples(40, 13, 0.02, 4)}, spec);
     CHECK(r.lo < 1.05);
   }
   SECTION("without the shifts the same rerun would look certainly slower") {
-    auto r = bootstrap_ratio({spread[1]}, {samples(40, 13, 0.02, 4)}, spec);
+    auto r = bootstrap_ratio({spread[1]}, {lognormal_samples(40, 13, 0.02, 4)}, spec);
     CHECK(r.lo > 1.2);
   }
   SECTION("four times slower is outside any run's spread") {
-    auto r = bootstrap_ratio(spread, {samples(40, 40, 0.02, 4)}, spec);
+    auto r = bootstrap_ratio(spread, {lognormal_samples(40, 40, 0.02, 4)}, spec);
     CHECK(r.lo > 2.5);
   }
 }

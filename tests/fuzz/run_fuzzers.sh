@@ -53,7 +53,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   command -v ninja >/dev/null && generator=(-G Ninja)
   cmake -S "$src" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DDDPSCOPE_FUZZ=ON \
-    -DDDPSCOPE_WITH_CUDA=OFF -DBUILD_TESTING=OFF >"$probe/configure.log" 2>&1 ||
+    -DDDPSCOPE_WITH_CUDA=OFF -DBUILD_TESTING=OFF -DDDPSCOPE_UNITY=ON >"$probe/configure.log" 2>&1 ||
     { cat "$probe/configure.log"; exit 1; }
 fi
 start=$(date +%s)

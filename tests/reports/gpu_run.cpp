@@ -15,7 +15,7 @@ constexpr double kCommBaseUs[kBuckets] = {1000, 1000, 600, 400};
 constexpr uint64_t kComputeStream = 7, kNcclStream = 13, kCopyStream = 14;  // CUPTI's ids
 constexpr uint64_t kNcclStreamHandle = 0x7f3a00001000;  // the cudaStream_t NCCL was given
 constexpr uint64_t kCommId = 0x5eed0001;
-constexpr int64_t kWall = 1'760'000'000'000'000'000;  // one host: one clock offset
+constexpr int64_t kGpuWall = 1'760'000'000'000'000'000;  // one host: one clock offset
 
 const char* const kForward[] = {
     "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_execute_kernel__5x_cublas",
@@ -70,7 +70,7 @@ class RankBuilder {
     p.pid = 30000 + rank_;
     p.device = rank_;
     p.backend = Backend::nccl;
-    p.clock_offset_ns = kWall;
+    p.clock_offset_ns = kGpuWall;
     p.start_ns = start_;
     p.end_ns = t_;
     w.put(p);

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Rendered {
+struct KinetoRendered {
   std::string dir;  // the traces
   GpuRun gpu;
   analysis::RunAnalysis run;
@@ -37,8 +37,8 @@ struct Rendered {
   std::map<int, std::string> text;  // rank -> file text
 };
 
-Rendered render(const std::string& dir) {
-  Rendered r;
+KinetoRendered render_kineto(const std::string& dir) {
+  KinetoRendered r;
   r.dir = dir + "/kineto";
   r.gpu = make_gpu_run(dir);
   store::RunReader reader(r.gpu.path);
@@ -52,8 +52,8 @@ Rendered render(const std::string& dir) {
   return r;
 }
 
-const Rendered& rendered() {
-  static Rendered r = render(temp_dir("kineto"));
+const KinetoRendered& rendered() {
+  static KinetoRendered r = render_kineto(temp_dir("kineto"));
   return r;
 }
 

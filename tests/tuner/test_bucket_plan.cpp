@@ -7,15 +7,14 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "tests/tuner/plan_indices.h"
 #include "tuner/bucket_plan.h"
 
 using namespace ddpscope;
 using namespace ddpscope::tuner;
+using namespace ddpscope::testing;
 
 namespace {
-
-using Plan = std::vector<std::vector<size_t>>;
-constexpr double kMiB = 1024 * 1024;
 
 Workload make(const std::vector<std::pair<uint64_t, Dtype>>& params,
               std::vector<size_t> ready_order) {
@@ -25,12 +24,6 @@ Workload make(const std::vector<std::pair<uint64_t, Dtype>>& params,
     w.params.push_back({"p" + std::to_string(w.params.size()), numel, dtype, 1});
   w.ready_order = std::move(ready_order);
   return w;
-}
-
-Plan indices(const BucketPlan& plan) {
-  Plan out;
-  for (const Bucket& b : plan.buckets) out.push_back(b.params);
-  return out;
 }
 
 // Limits in bytes, as torch takes them.

@@ -9,18 +9,18 @@
 
 #include "profiler/store/writer.h"
 #include "tests/support/subprocess.h"
+#include "tests/tuner/plan_indices.h"
 #include "tuner/bucket_plan.h"
 #include "tuner/sweep_spec.h"
 #include "tuner/workload_from_run.h"
 
 using namespace ddpscope;
 using namespace ddpscope::tuner;
+using namespace ddpscope::testing;
 
 namespace {
 
-using Plan = std::vector<std::vector<size_t>>;
 using Keys = std::map<std::string, std::string>;
-constexpr double kMiB = 1024 * 1024;
 
 // Six float32 parameters in module order (three Linear layers, weight and bias).
 const char* kParamBytes = "4096000 64000 8192000 128000 2048000 32000";
@@ -121,12 +121,6 @@ std::string write_run(const std::string& name, const std::vector<uint64_t>& buck
   w.commit();
   w.close();
   return path;
-}
-
-Plan indices(const BucketPlan& plan) {
-  Plan out;
-  for (const auto& b : plan.buckets) out.push_back(b.params);
-  return out;
 }
 
 const double kCap = 2'100'000 / kMiB;  // between the recorded buckets' sizes

@@ -42,7 +42,7 @@ void check(int code, const char* what) {
 int g_live_backends = 0;
 bool g_we_initialised = false;
 
-struct Buffer {
+struct HostBuffer {
   std::vector<float> data;
   MPI_Request request = MPI_REQUEST_NULL;
   int64_t start_ns = 0;
@@ -83,7 +83,7 @@ class MpiBackend final : public Backend {
   }
 
   void start_allreduce(int id) override {
-    Buffer& b = buffer(id);
+    HostBuffer& b = buffer(id);
     b.start_ns = clock::monotonic_ns();
     check(MPI_Iallreduce(MPI_IN_PLACE, b.data.data(), int(b.data.size()), MPI_FLOAT, MPI_SUM, comm_,
                          &b.request),
@@ -91,7 +91,7 @@ class MpiBackend final : public Backend {
   }
 
   void wait(int id, int64_t* start_ns, int64_t* end_ns) override {
-    Buffer& b = buffer(id);
+    HostBuffer& b = buffer(id);
     check(MPI_Wait(&b.request, MPI_STATUS_IGNORE), "MPI_Wait");
     *start_ns = b.start_ns;
     *end_ns = clock::monotonic_ns();
@@ -102,14 +102,14 @@ class MpiBackend final : public Backend {
   float* data(int id) { return buffer(id).data.data(); }
 
  private:
-  Buffer& buffer(int id) {
+  HostBuffer& buffer(int id) {
     if (id < 0 || size_t(id) >= buffers_.size())
       throw std::out_of_range("mpi backend: no buffer " + std::to_string(id));
     return buffers_[size_t(id)];
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  std::vector<Buffer> buffers_;
+  std::vector<HostBuffer> buffers_;
 };
 
 }  // namespace

@@ -74,7 +74,7 @@ ncclUniqueId exchange_unique_id(const NcclRuntime& rt, const RankInfo& info) {
   }
 }
 
-struct Buffer {
+struct DeviceBuffer {
   CUdeviceptr device = 0;
   size_t elements = 0;
   CUevent start = nullptr, end = nullptr;
@@ -113,7 +113,7 @@ class NcclBackend final : public Backend {
 
   int add_buffer(uint64_t bytes) override {
     use_device();
-    Buffer b;
+    DeviceBuffer b;
     b.elements = std::max<uint64_t>(1, (bytes + 3) / 4);
     check_(rt_.cuMemAlloc(&b.device, b.elements * sizeof(float)), "cuMemAlloc");
     check_(rt_.cuMemsetD8(b.device, 0, b.elements * sizeof(float)), "cuMemsetD8");
@@ -124,7 +124,7 @@ class NcclBackend final : public Backend {
   }
 
   void start_allreduce(int id) override {
-    Buffer& b = buffer(id);
+    DeviceBuffer& b = buffer(id);
     use_device();
     check_(rt_.cuEventRecord(b.start, stream_), "cuEventRecord");
     check_(allreduce(b.device, b.elements), "ncclAllReduce");
@@ -132,7 +132,7 @@ class NcclBackend final : public Backend {
   }
 
   void wait(int id, int64_t* start_ns, int64_t* end_ns) override {
-    Buffer& b = buffer(id);
+    DeviceBuffer& b = buffer(id);
     check_(rt_.cuEventSynchronize(b.end), "cuEventSynchronize");
     *start_ns = host_time_of(b.start);
     *end_ns = host_time_of(b.end);
@@ -187,7 +187,7 @@ class NcclBackend final : public Backend {
   // constructor's would otherwise have none, or another device's.
   void use_device() { check_(rt_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
 
-  Buffer& buffer(int id) {
+  DeviceBuffer& buffer(int id) {
     if (id < 0 || size_t(id) >= buffers_.size())
       throw std::out_of_range("nccl backend: no buffer " + std::to_string(id));
     return buffers_[size_t(id)];
@@ -229,7 +229,7 @@ class NcclBackend final : public Backend {
   int64_t anchor_host_ns_ = 0;
   ncclComm_t comm_ = nullptr;
   CUdeviceptr barrier_buffer_ = 0;
-  std::vector<Buffer> buffers_;
+  std::vector<DeviceBuffer> buffers_;
 };
 
 // The device of this rank: rank % device count.
