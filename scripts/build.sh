@@ -12,8 +12,12 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 if [ ! -f "$build/CMakeCache.txt" ]; then
   # A fresh build compiles in unity batches (cmake/unity.cmake: 470 s for
   # everything, cold, against 794 s file by file); -DDDPSCOPE_UNITY=OFF on
-  # the folder for an edit-compile loop.
-  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPSCOPE_UNITY=ON >/dev/null
+  # the folder for an edit-compile loop. -g1: line tables and function names
+  # (backtraces, perf) without the variables' debug info, which took a third
+  # of a batch's compile (28.4 s against 19.5 s for reports' largest).
+  g1="-O2 -g1 -DNDEBUG"
+  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPSCOPE_UNITY=ON \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$g1" >/dev/null
 else
   cmake -S . -B "$build" >/dev/null
 fi
