@@ -7,7 +7,10 @@
 #include "profiler/core/stats.h"
 
 namespace ddpscope::analysis {
-namespace {
+// Named, not anonymous: OpSummarizer::State, which has external linkage,
+// holds these (gcc warns of an anonymous type there when the file is
+// compiled inside a unity batch).
+namespace op_totals {
 
 struct Accumulator {
   std::set<int32_t> ranks;
@@ -27,6 +30,12 @@ struct Accumulator {
     timing = std::max(timing, c.timing);
   }
 };
+
+}  // namespace op_totals
+
+namespace {
+
+using op_totals::Accumulator;
 
 OpSummary finish(Op op, Accumulator& a) {
   OpSummary s;
@@ -65,7 +74,7 @@ double duration_ns(const CollectiveRecord& c) {
 }
 
 struct OpSummarizer::State {
-  std::array<Accumulator, size_t(Op::kCount)> acc;
+  std::array<op_totals::Accumulator, size_t(Op::kCount)> acc;
 };
 
 OpSummarizer::OpSummarizer() : state_(std::make_unique<State>()) {}

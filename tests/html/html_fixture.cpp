@@ -65,7 +65,7 @@ void add_buckets_and_sizes(RunAnalysis& run) {
   for (int b = 0; b < 4; ++b) {
     double busbw = 2.0 * 2 / 3 * double(bytes[b]) / (us[b] * 1e3);
     run.buckets.push_back({b, bytes[b], 15, us[b], us[b] * 1.2, busbw * 3 / 4, busbw, hidden[b],
-                           us[b] * (100 - hidden[b]) / 100, b ? 9000.0 : 0.0});
+                           us[b] * (100 - hidden[b]) / 100, b ? 9000.0 : 0.0, 0, ""});
   }
   auto size = [&](Op op, uint64_t b, double median_us, double factor) {
     double algbw = double(b) / (median_us * 1e3);
