@@ -99,8 +99,8 @@ def step():
 
 
 if fake:
-    families = [None if f == "all" else f for f in sys.argv[2].split(",")]
-    print(json.dumps([toggled_steps(step, int(sys.argv[1]), f) for f in families]))
+    groups = int(sys.argv[1])
+    print(json.dumps([toggled_steps(step, groups), toggled_steps(step, groups, null=True)]))
 else:
     for _ in range(int(sys.argv[1])):
         t0 = clock()
@@ -115,10 +115,8 @@ dist.destroy_process_group()
 # in the order off, on, on, off (so a drift of the machine's speed falls on
 # both alike); per step, the training thread's and the process's CPU.
 TOGGLED_STEPS = r"""
-def toggled_steps(step, groups, family=None):
-    # family None: every wrapper off in the "off" steps; "null": none (the
-    # noise floor: on against on); else only the wrappers on that owner
-    # (its __name__) off, the rest on.
+def toggled_steps(step, groups, null=False):
+    # null: the wrappers stay on in the "off" steps too (the noise floor).
     import torch.distributed.distributed_c10d as c10d
     from torch.distributed.fsdp._fully_shard import _fsdp_param_group, _fsdp_state
     try:  # events kept in Python go to the injector at each step's start
@@ -132,11 +130,9 @@ def toggled_steps(step, groups, family=None):
             if code is not None and "ddpscope_ddp" in code.co_filename and hasattr(f, "__wrapped__"):
                 patched.append((owner, name, f, f.__wrapped__))
     assert patched, "the hook is not installed"
-    def toggled(owner):
-        return family is None or (family != "null" and owner.__name__ == family)
     def timed(on):
         for owner, name, wrapper, original in patched:
-            setattr(owner, name, wrapper if on or not toggled(owner) else original)
+            setattr(owner, name, wrapper if on or null else original)
         p0, t0 = time.process_time_ns(), time.thread_time_ns()
         step()
         t1, p1 = time.thread_time_ns(), time.process_time_ns()
@@ -145,7 +141,7 @@ def toggled_steps(step, groups, family=None):
         timed(on)
     flush()
     steps = [[timed(False), timed(True), timed(True), timed(False)] for _ in range(groups)]
-    timed(True)  # the wrappers back on, for the next family's run
+    timed(True)  # the wrappers back on, for the next run
     return steps
 """
 
@@ -190,40 +186,34 @@ def quartiles(xs):
     return f"quartiles {q[0]:+.1f} .. {q[2]:+.1f}"
 
 
-def added_per_step(steps):
-    """The median step with the wrappers less the median without, and the
-    groups' own differences (the training thread's CPU, us)."""
-    off = [s[0] for g in steps for s in (g[0], g[3])]
-    on = [s[0] for g in steps for s in (g[1], g[2])]
-    per_group = [(g[1][0] + g[2][0] - g[0][0] - g[3][0]) / 2 for g in steps]
-    return statistics.median(on) - statistics.median(off), per_group, statistics.median(off)
+def added_per_step(steps, field=0):
+    """The median step with the wrappers less the median without (field 0:
+    the training thread's CPU, 1: the rest of the process's), in us."""
+    off = [s[field] for g in steps for s in (g[0], g[3])]
+    on = [s[field] for g in steps for s in (g[1], g[2])]
+    return statistics.median(on) - statistics.median(off)
 
 
 def fsdp_toggled(py, build, groups):
     """The fake group's run: the hook's added CPU per step, from the median
     step with it and without it, and the spread over groups of four steps;
     beside it the noise floor (the same toggling with the wrappers on in
-    both). Families of wrappers toggled alone do not add up to the whole:
-    without FSDP's param-group wrappers, its collectives take the user's
-    path, which costs more."""
+    both)."""
     source = FSDP_CHILD.replace("# TOGGLED_STEPS", TOGGLED_STEPS)
-    families = ["all", "null"]
     with tempfile.TemporaryDirectory() as tmp:
-        runs = launch(py, build, os.path.join(tmp, "run"), source, [groups, ",".join(families)],
-                      True, 1, fake=True)
-    steps = runs[0]
-    added, per_group, base = added_per_step(steps)
-    on = [s for g in steps for s in (g[1], g[2])]
-    off = [s for g in steps for s in (g[0], g[3])]
-    writer = statistics.median(s[1] for s in on) - statistics.median(s[1] for s in off)
+        steps, null = launch(py, build, os.path.join(tmp, "run"), source, [groups], True, 1,
+                             fake=True)
+    added = added_per_step(steps)
+    per_group = [(g[1][0] + g[2][0] - g[0][0] - g[3][0]) / 2 for g in steps]
+    base = statistics.median(s[0] for g in steps for s in (g[0], g[3]))
     print(f"python: {py}; {groups} groups of 4 steps, off on on off (FSDP2, "
           f"{FSDP_UNIT_PHASES} unit-phases a step, fake group, CPU, one recorded process)")
     print(f"training thread's CPU per step without the wrappers: {base:.1f} us")
     print(f"hook cost per step:       {added:+.1f} us  (groups' {quartiles(per_group)})")
     print(f"hook cost per unit-phase: {added / FSDP_UNIT_PHASES:+.1f} us  "
           f"(groups' {quartiles([x / FSDP_UNIT_PHASES for x in per_group])}; target <= 20 us)")
-    print(f"noise floor (wrappers on in both):  {added_per_step(runs[1])[0]:+.1f} us a step")
-    print(f"the injector's writer, CPU per step beside: {writer:+.1f} us")
+    print(f"noise floor (wrappers on in both):  {added_per_step(null):+.1f} us a step")
+    print(f"the injector's writer, CPU per step beside: {added_per_step(steps, 1):+.1f} us")
 
 
 def main():
