@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ class RecordingWindow {
   };
   // False when the file cannot be read now.
   bool look_at(const std::string& file, Source& source, WindowRefresh& seen);
-  bool take(Source& source, int64_t& rows);
+  bool take(Source& source, const std::set<std::string>& present, int64_t& rows);
   bool inspect(Source& source);
   void write_meta();
   void drop_before(int64_t since_wall_ns);

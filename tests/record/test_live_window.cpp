@@ -41,8 +41,11 @@ struct LiveRankFile {
   }
   void flush(uint64_t first, uint64_t n, uint64_t dropped = 0) {
     w.begin();
-    for (uint64_t s = first; s < first + n; ++s)
+    for (uint64_t s = first; s < first + n; ++s) {
       w.add(testing::allreduce_at(0, s, int64_t(s) * 1000));
+      // An NVTX range beside each: a table the window has no (rank, time) index on.
+      w.add(RangeRecord{0, 1, "", "step", int64_t(s) * 1000, int64_t(s) * 1000 + 500});
+    }
     p.dropped_events = dropped;
     w.put(p);
     w.commit();
@@ -65,6 +68,7 @@ TEST_CASE("the window copies what a live rank file gained, once, and lets old ev
   file.flush(3, 2, 7);  // the writer still has the file open
   seen = window.refresh(INT64_MIN);
   CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 5);  // none twice
+  CHECK(count(window.path(), "SELECT count(*) FROM ranges") == 5);
   CHECK(count(window.path(), "SELECT count(*) FROM processes") == 1);
   CHECK(count(window.path(), "SELECT dropped_events FROM processes") == 7);
   // On the wall timeline: the rank's clock offset added.
@@ -73,6 +77,7 @@ TEST_CASE("the window copies what a live rank file gained, once, and lets old ev
   window.refresh(1'000'000 + 3000);  // collectives 0..2 started before
   CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 2);
   CHECK(count(window.path(), "SELECT min(seq) FROM collectives") == 3);
+  CHECK(count(window.path(), "SELECT count(*) FROM ranges") == 2);
   file.w.close();
 }
 
