@@ -124,6 +124,11 @@ Lateness measure_lateness(const std::vector<Call>& calls,
       by.entries.push_back({r, late});
       if (last_rank < 0 || t > last) last = t, last_rank = r;
     }
+    // By rank, for find()'s binary search (a scan of a collective's ranks,
+    // per rank and iteration, was quadratic in the ranks); stable, so a rank
+    // twice in one collective keeps its entries in order.
+    std::stable_sort(by.entries.begin() + ptrdiff_t(by.first.back()), by.entries.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     by.keys.push_back({g[0]->comm_id, g[0]->seq});
     by.first.push_back(by.entries.size());
     ++out.last_count[last_rank];
@@ -136,10 +141,13 @@ std::optional<double> LatenessByCollective::find(Key key, int rank) const {
   auto it = std::lower_bound(keys.begin(), keys.end(), key);
   if (it == keys.end() || *it != key) return std::nullopt;
   size_t g = size_t(it - keys.begin());
-  std::optional<double> out;  // a rank twice in one collective: its last entry
-  for (size_t i = first[g]; i < first[g + 1]; ++i)
-    if (entries[i].first == rank) out = entries[i].second;
-  return out;
+  // A rank twice in one collective: its last entry.
+  auto end = std::upper_bound(entries.begin() + ptrdiff_t(first[g]),
+                              entries.begin() + ptrdiff_t(first[g + 1]), rank,
+                              [](int r, const auto& e) { return r < e.first; });
+  if (end == entries.begin() + ptrdiff_t(first[g]) || std::prev(end)->first != rank)
+    return std::nullopt;
+  return std::prev(end)->second;
 }
 
 }  // namespace ddpscope::analysis

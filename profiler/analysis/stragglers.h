@@ -16,7 +16,7 @@
 namespace ddpscope::analysis {
 
 // Per (comm_id, seq) the lateness of each rank that entered it: the
-// collectives in key order, each a run of (rank, ms) in `entries`.
+// collectives in key order, each a run of (rank, ms) in `entries`, by rank.
 struct LatenessByCollective {
   using Key = std::pair<uint64_t, uint64_t>;
   std::vector<Key> keys;

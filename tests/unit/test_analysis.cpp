@@ -194,6 +194,21 @@ TEST_CASE("a planted straggler is found") {
   CHECK(late.late_ms[0][10] == Approx(0.0));
 }
 
+TEST_CASE("each rank's lateness is found by collective, whatever order the ranks came in") {
+  auto calls = matched_calls(5, 6, 3, 2000000, {0, 0, 0, 0, 0});
+  std::reverse(calls.begin(), calls.end());  // every collective's ranks from 4 down to 0
+  auto late = measure_lateness(calls, {{0, "a"}, {1, "a"}, {2, "a"}, {3, "a"}, {4, "a"}});
+  const auto& by = late.by_collective;
+  for (int r = 0; r < 5; ++r) {
+    INFO("rank " << r);
+    REQUIRE(by.find({7, 4}, r).has_value());
+    CHECK(*by.find({7, 4}, r) == Approx(r == 3 ? 2.0 : 1e-5 * r).margin(1e-9));  // 10 ns a rank
+  }
+  CHECK_FALSE(by.find({7, 4}, 5).has_value());   // not a member
+  CHECK_FALSE(by.find({7, 99}, 0).has_value());  // no such collective
+  CHECK_FALSE(by.find({8, 4}, 0).has_value());
+}
+
 TEST_CASE("skewed clocks between hosts are corrected from completions") {
   // Host b's clock runs 40 ms ahead: uncorrected, ranks 2 and 3 would look late.
   int64_t skew = 40000000;
