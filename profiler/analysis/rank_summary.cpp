@@ -31,8 +31,7 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
   std::map<int, uint64_t> count;
   for (const auto& c : calls) ++count[c.rank];
   // Each rank's steady steps and its view, gathered once: looked up rank by
-  // rank, they made this quadratic in the ranks (a tenth of a live look at
-  // 1,024 ranks).
+  // rank, they made this quadratic in the ranks.
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> steps;  // iter, comm
   for (const auto& s : run.iteration_list)
     if (!s.warmup) {
