@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <set>
-#include <string_view>
 
 #include "profiler/core/input_error.h"
 #include "profiler/store/merge.h"
@@ -50,16 +49,6 @@ int64_t single_int(Connection& db, const std::string& sql) {
   return s.step() && !s.is_null(0) ? s.int64(0) : 0;
 }
 
-// The tables of the rank file attached as `src`, by one look at its schema
-// (with newest_rowids, a dozen statements a file where a query per table and
-// another for its newest row made some fifty).
-std::set<std::string> tables_of_src(Connection& db) {
-  std::set<std::string> out;
-  Statement st(db, "SELECT name FROM src.sqlite_master WHERE type = 'table'");
-  while (st.step()) out.insert(st.text(0));
-  return out;
-}
-
 // The newest rowid of each of `tables` in `src` (0 when empty), in one statement.
 std::vector<int64_t> newest_rowids(Connection& db, const std::vector<const TableSpec*>& tables) {
   if (tables.empty()) return {};
@@ -72,13 +61,6 @@ std::vector<int64_t> newest_rowids(Connection& db, const std::vector<const Table
   for (size_t i = 0; i < tables.size(); ++i)
     out.push_back(st.is_null(int(i)) ? 0 : st.int64(int(i)));
   return out;
-}
-
-// Whether `t` has an index on (rank, `time`): its rows before a time then go
-// rank by rank through it, not by a scan of the whole table.
-bool indexed_by_rank_and(const TableSpec& t, const char* time) {
-  return std::string_view(t.indexes).find("(rank, " + std::string(time) + ")") !=
-         std::string_view::npos;
 }
 
 // A few rows of the rank file attached as `src`; false when it cannot be
@@ -115,7 +97,7 @@ std::vector<analysis::RankGlance> glance_rank_files(const std::string& dir) {
     try {
       Attached attached(db, file);
       analysis::RankGlance g;
-      if (glance(db, tables_of_src(db), g)) out.push_back(std::move(g));
+      if (glance(db, store::table_names(db, "src"), g)) out.push_back(std::move(g));
     } catch (const std::exception&) {  // not readable now: no glance
     }
   }
@@ -166,7 +148,7 @@ void RecordingWindow::write_meta() {
 bool RecordingWindow::look_at(const std::string& file, Source& source, WindowRefresh& seen) {
   try {
     Attached attached(*db_, file);
-    const auto tables = tables_of_src(*db_);
+    const auto tables = store::table_names(*db_, "src");
     analysis::RankGlance g;
     if (glance(*db_, tables, g)) seen.ranks.push_back(std::move(g));
     return take(source, tables, seen.rows);
@@ -222,7 +204,7 @@ void RecordingWindow::drop_before(int64_t since_wall_ns) {
   for (const TableSpec* t : store::tables()) {
     const char* time = store::event_time_column(*t);
     if (!t->per_rank || !t->appended || !time) continue;
-    if (!indexed_by_rank_and(*t, time)) {
+    if (!store::has_rank_time_index(*t)) {
       Statement drop(*db_, std::string("DELETE FROM ") + t->name + " WHERE " + time + " < ?");
       drop.bind(1, since_wall_ns);
       drop.run();

@@ -32,12 +32,15 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
   for (const auto& c : calls) ++count[c.rank];
   // Each rank's steady steps and its view, gathered once: looked up rank by
   // rank, they made this quadratic in the ranks.
-  std::map<int, std::pair<std::vector<double>, std::vector<double>>> steps;  // iter, comm
+  struct SteadySteps {
+    std::vector<double> iter_ms, comm_ms;
+  };
+  std::map<int, SteadySteps> steps;
   for (const auto& s : run.iteration_list)
     if (!s.warmup) {
-      auto& [iter, comm] = steps[s.rank];
-      if (s.iter_ms > 0) iter.push_back(s.iter_ms);
-      comm.push_back(s.comm_ms);
+      auto& mine = steps[s.rank];
+      if (s.iter_ms > 0) mine.iter_ms.push_back(s.iter_ms);
+      mine.comm_ms.push_back(s.comm_ms);
     }
   std::map<int, const RankView*> view_of;  // a rank's last view, as the loop over views took
   for (const auto& v : views) view_of[v.rank] = &v;
@@ -61,9 +64,9 @@ void rank_summary(RunAnalysis& run, const std::vector<Call>& calls,
         r.clock_drift_ppm = (h->second.drift - (ref ? ref->drift : 0)) * 1e6;
       r.clock_residual_us = h->second.residual_ns / 1e3;
     }
-    auto& [iter, comm] = steps[p.rank];
-    r.iter_ms_median = stats::quantile(iter, 0.5);
-    r.comm_ms_median = stats::quantile(comm, 0.5);
+    const auto& mine = steps[p.rank];
+    r.iter_ms_median = stats::quantile(mine.iter_ms, 0.5);
+    r.comm_ms_median = stats::quantile(mine.comm_ms, 0.5);
     if (auto v = view_of.find(p.rank); v != view_of.end()) {
       r.fsdp_comm_ms_median = v->second->fsdp_comm_ms_median;
       r.fsdp_exposed_ms_median = v->second->fsdp_exposed_ms_median;

@@ -46,8 +46,9 @@ void copy_rank(Connection& out, const Input& in) {
     int64_t base = last_id.step() ? last_id.int64(0) : 0;
     // Times onto the wall timeline (?1), collective ids past the ranks merged
     // before (?2): table.h's convention, for every per-rank table.
+    const auto present = table_names(out, "src");
     for (const TableSpec* t : tables()) {
-      if (!t->per_rank || !has_table(out, t->name, "src")) continue;
+      if (!t->per_rank || !present.count(t->name)) continue;
       Statement st(out, merge_sql(*t, in.version));
       st.bind(1, in.process.clock_offset_ns);
       if (st.parameters() >= 2) st.bind(2, base);

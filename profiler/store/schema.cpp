@@ -56,4 +56,11 @@ bool has_table(Connection& conn, const std::string& name, const std::string& sch
   return st.step();
 }
 
+std::set<std::string> table_names(Connection& conn, const std::string& schema) {
+  std::set<std::string> out;
+  Statement st(conn, "SELECT name FROM " + schema + ".sqlite_master WHERE type = 'table'");
+  while (st.step()) out.insert(st.text(0));
+  return out;
+}
+
 }  // namespace ddpscope::store

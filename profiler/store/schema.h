@@ -3,6 +3,7 @@
 // `timeline` tells them apart.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "profiler/store/sqlite.h"
@@ -38,5 +39,8 @@ int check_schema(Connection& conn);
 
 // Whether `schema` ("main", or an attached name) of `conn` has table `name`.
 bool has_table(Connection& conn, const std::string& name, const std::string& schema = "main");
+// Every table of `schema`, by one look at it: for a reader that asks of many
+// tables per file (merge, the live window), one query where has_table makes one each.
+std::set<std::string> table_names(Connection& conn, const std::string& schema = "main");
 
 }  // namespace ddpscope::store

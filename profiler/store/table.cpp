@@ -105,4 +105,10 @@ const char* event_time_column(const TableSpec& t) {
   return time;
 }
 
+bool has_rank_time_index(const TableSpec& t) {
+  const char* time = event_time_column(t);
+  return time && std::string_view(t.indexes).find("(rank, " + std::string(time) + ")") !=
+                     std::string_view::npos;
+}
+
 }  // namespace ddpscope::store

@@ -56,6 +56,9 @@ std::string merge_sql(const TableSpec& t, int version, const std::string& where 
 // nullptr for a table of no events (processes is one: its start_ns is the
 // process's).
 const char* event_time_column(const TableSpec& t);
+// Whether one of `t`'s indexes is on (rank, its event time column): rows of
+// a rank before a time are then found through it, not by a scan of the table.
+bool has_rank_time_index(const TableSpec& t);
 
 // A record type's table: specialised once per record next to its TableSpec.
 //   static const TableSpec& table();
