@@ -38,6 +38,9 @@ after the other, twice over.
 
 usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fsdp [--gloo]]
        --fsdp alone: [--groups N] groups of four steps (default 500)
+       --fsdp --instructions [--steps N]: the same toggling under valgrind's
+         callgrind, phases of N steps (say 20), off on on off, twice: the
+         training thread's instructions, which this VM's speed does not move
 env:   DDPSCOPE_BUILD  build tree holding libddpscope_inject.so and python/ [build]
 """
 import argparse
@@ -98,7 +101,10 @@ def step():
     opt.zero_grad()
 
 
-if fake:
+if fake and os.environ.get("BENCH_COUNTED") == "1":
+    counted_phases(step, int(sys.argv[1]))
+    print("[]")
+elif fake:
     groups = int(sys.argv[1])
     print(json.dumps([toggled_steps(step, groups), toggled_steps(step, groups, null=True)]))
 else:
@@ -115,14 +121,9 @@ dist.destroy_process_group()
 # in the order off, on, on, off (so a drift of the machine's speed falls on
 # both alike); per step, the training thread's and the process's CPU.
 TOGGLED_STEPS = r"""
-def toggled_steps(step, groups, null=False):
-    # null: the wrappers stay on in the "off" steps too (the noise floor).
+def hook_wrappers():
     import torch.distributed.distributed_c10d as c10d
     from torch.distributed.fsdp._fully_shard import _fsdp_param_group, _fsdp_state
-    try:  # events kept in Python go to the injector at each step's start
-        from ddpscope_ddp.fsdp_events import flush
-    except ImportError:  # a build before the hook kept them
-        flush = lambda: None
     patched = []
     for owner in (c10d, dist, _fsdp_param_group.FSDPParamGroup, _fsdp_state.FSDPState):
         for name, f in list(vars(owner).items()):
@@ -130,9 +131,23 @@ def toggled_steps(step, groups, null=False):
             if code is not None and "ddpscope_ddp" in code.co_filename and hasattr(f, "__wrapped__"):
                 patched.append((owner, name, f, f.__wrapped__))
     assert patched, "the hook is not installed"
+    return patched
+
+
+def set_wrappers(patched, on):
+    for owner, name, wrapper, original in patched:
+        setattr(owner, name, wrapper if on else original)
+
+
+def toggled_steps(step, groups, null=False):
+    # null: the wrappers stay on in the "off" steps too (the noise floor).
+    try:  # a build whose hook kept events in Python hands them over at each step's start
+        from ddpscope_ddp.fsdp_events import flush
+    except ImportError:
+        flush = lambda: None
+    patched = hook_wrappers()
     def timed(on):
-        for owner, name, wrapper, original in patched:
-            setattr(owner, name, wrapper if on or null else original)
+        set_wrappers(patched, on or null)
         p0, t0 = time.process_time_ns(), time.thread_time_ns()
         step()
         t1, p1 = time.thread_time_ns(), time.process_time_ns()
@@ -143,6 +158,28 @@ def toggled_steps(step, groups, null=False):
     steps = [[timed(False), timed(True), timed(True), timed(False)] for _ in range(groups)]
     timed(True)  # the wrappers back on, for the next run
     return steps
+
+
+def counted_phases(step, n):
+    # Under callgrind (--zero-before=getppid --dump-before=getpgrp): phases of
+    # n steps, off on on off, twice, each phase its own dump. The collector
+    # is off and hashing fixed, so that a phase's count moves only with what
+    # it runs.
+    import gc
+    patched = hook_wrappers()
+    for on in (False, True, False, True):  # warm-up: both variants
+        set_wrappers(patched, on)
+        step()
+    gc.collect()
+    gc.disable()
+    os.getppid()
+    for on in (False, True, True, False) * 2:
+        set_wrappers(patched, on)
+        for _ in range(n):
+            step()
+        os.getpgrp()
+    set_wrappers(patched, True)
+    gc.enable()
 """
 
 
@@ -156,8 +193,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch(py, build, out_dir, source, args, hook, nproc, fake=False):
-    """Runs `source` on nproc ranks under the injector; rank 0's last line, as JSON."""
+def launch(py, build, out_dir, source, args, hook, nproc, fake=False, prefix=(), env_add=None):
+    """Runs `source` on nproc ranks under the injector (each command after
+    `prefix`); rank 0's last line, as JSON."""
     port, procs = str(free_port()), []
     for rank in range(nproc):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1",
@@ -165,8 +203,8 @@ def launch(py, build, out_dir, source, args, hook, nproc, fake=False):
                    LD_PRELOAD=os.path.join(build, "libddpscope_inject.so"),
                    DDPSCOPE_OUT=out_dir, DDPSCOPE_QUIET="1",
                    DDPSCOPE_PYTHON="1" if hook else "0", BENCH_FAKE_PG="1" if fake else "0",
-                   PYTHONPATH=os.path.join(build, "python"))
-        procs.append(subprocess.Popen([py, "-c", source, *map(str, args)], env=env,
+                   PYTHONPATH=os.path.join(build, "python"), **(env_add or {}))
+        procs.append(subprocess.Popen([*prefix, py, "-c", source, *map(str, args)], env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=1800) for p in procs]
     if any(p.returncode != 0 for p in procs):
@@ -216,6 +254,36 @@ def fsdp_toggled(py, build, groups):
     print(f"the injector's writer, CPU per step beside: {added_per_step(steps, 1):+.1f} us")
 
 
+def fsdp_counted(py, build, steps):
+    """The hook's added instructions per step, counted by callgrind in the
+    training thread: phases of `steps` steps, off on on off, twice, in one
+    recorded process on the fake group. A count, unlike a time, does not move
+    with this VM's speed, so two builds compare to the instruction; it does
+    not weigh cache misses, which a time does."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        prefix = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                  "--zero-before=getppid", "--dump-before=getpgrp", f"--callgrind-out-file={out}"]
+        source = FSDP_CHILD.replace("# TOGGLED_STEPS", TOGGLED_STEPS)
+        launch(py, build, os.path.join(tmp, "run"), source, [steps], True, 1, fake=True,
+               prefix=prefix, env_add={"BENCH_COUNTED": "1", "PYTHONHASHSEED": "0"})
+        counts = []
+        for part in range(1, 9):  # thread 1, the training thread
+            with open(f"{out}.{part}-01") as f:
+                counts.append(next(int(l.split()[1]) for l in f if l.startswith("summary:")))
+    per_step = [c / steps for c in counts]
+    added = [(per_step[i + 1] + per_step[i + 2] - per_step[i] - per_step[i + 3]) / 2
+             for i in (0, 4)]
+    off = statistics.mean(per_step[i] for i in (0, 3, 4, 7))
+    print(f"python: {py}; callgrind, 2 x (off on on off) phases of {steps} steps (FSDP2, "
+          f"{FSDP_UNIT_PHASES} unit-phases a step, fake group, one recorded process)")
+    print(f"training thread's instructions per step without the wrappers: {off:,.0f}")
+    mean = statistics.mean(added)
+    print(f"hook's instructions per step:       {mean:+,.0f}  (the two rounds: "
+          f"{added[0]:+,.0f}, {added[1]:+,.0f})")
+    print(f"hook's instructions per unit-phase: {mean / FSDP_UNIT_PHASES:+,.0f}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pairs", type=int, default=5)
@@ -226,8 +294,12 @@ def main():
     p.add_argument("--python", default=venv if os.path.exists(venv) else "/usr/bin/python3")
     p.add_argument("--fsdp", action="store_true", help="an FSDP2 model on a fake group")
     p.add_argument("--gloo", action="store_true", help="with --fsdp: on 2 Gloo ranks")
+    p.add_argument("--instructions", action="store_true",
+                   help="with --fsdp: count instructions under valgrind instead (--steps a phase)")
     a = p.parse_args()
     build = os.path.abspath(os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build")))
+    if a.fsdp and a.instructions:
+        return fsdp_counted(a.python, build, a.steps)
     if a.fsdp and not a.gloo:
         return fsdp_toggled(a.python, build, a.groups)
     off, on = [], []

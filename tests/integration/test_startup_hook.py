@@ -5,10 +5,13 @@ It must be invisible to the job: a sitecustomize the hook shadows (the
 user's, or Debian's) still runs, once; a job that never imports torch does not
 get it imported; `--no-python-hook` falls back to the all-reduce pattern and
 the report says so. With the hook, a plain DDP job's buckets are DDP's own
-rebuilt_bucket_sizes and the report says they came from DDP.
+rebuilt_bucket_sizes and the report says they came from DDP. FSDP's two
+builtins (injector/ddp/fsdp_builtins.cpp), called as the hook calls them,
+return or raise what the call does and note exactly the regions they should.
 """
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -54,6 +57,64 @@ class StartupHook(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertIn("runs 1", res.stdout)
         self.assertIn("torch imported False", res.stdout)
+
+    def test_fsdp_builtins_note_and_pass_through(self):
+        # No torch: a group is any object with torch's sequence-number method.
+        script = r"""
+from ddpscope_ddp import fsdp_events as ev, native
+class Group:
+    n = 0
+    def _get_sequence_number_for_group(self):
+        return self.n
+class Unnumbered:  # torch's fake group: asking raises
+    def _get_sequence_number_for_group(self):
+        raise RuntimeError("no numbers")
+class Boom(Exception):
+    pass
+pg, fake, none = Group(), Unnumbered(), lambda: None
+print(id(pg))
+def op(tensor, group=None, async_op=False):
+    pg.n += 1
+    return ("done", tensor)
+def bad(tensor, group=None):
+    raise Boom("inside")
+# unit 3's forward all-gather, prefetched and async: group by keyword
+print(ev.collective((3, 0, 1), 2, 1, none, op, ("a",), {"group": pg, "async_op": True}))
+# unit 4's post-backward (phase None: the op's reduction), group by position
+print(ev.collective((4, None, 0), 2, 1, none, op, ("b", pg), {}))
+try:
+    ev.collective((5, 1, 0), 2, 1, none, bad, ("c",), {"group": pg})
+except Boom as e:
+    print("raised", e)
+ev.collective((6, 0, 0), 2, 1, none, op, ("d",), {"group": fake})
+ev.collective((6, 0, 0), 2, 1, none, op, ("d",), {"group": fake})  # the remembered way
+print(ev.collective((7, 0, 0), 2, 1, none, op, ("e",), {}))  # no group at all: only the call
+native._local.stack.append(native.Region(native.USER, -1, pg))
+print(ev.collective((8, 0, 0), 2, 1, none, op, ("f",), {"group": pg}))  # another region's
+native._local.stack.pop()
+print(ev.mark(4, 3, 77, ev.clock()), ev.mark("not a kind", 3, 0, 0))
+"""
+        out = os.path.join(self.dir, "rec")
+        res = subprocess.run([DDPSCOPE, "record", "-o", out, "--", PY, "-c", script],
+                             capture_output=True, text=True, env=JOB_ENV, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        lines = res.stdout.splitlines()
+        self.assertEqual(lines[1:], [
+            "('done', 'a')", "('done', 'b')", "raised inside", "('done', 'e')", "('done', 'f')",
+            "None None"])
+        with sqlite3.connect(os.path.join(out, "run.db")) as db:
+            rows = db.execute("SELECT unit, kind, seq_begin, seq_end, flags, start_ns <= end_ns "
+                              "FROM fsdp_regions ORDER BY start_ns").fetchall()
+            pg_keys = db.execute("SELECT pg_key FROM fsdp_regions WHERE unit IN (3, 4) "
+                                 "ORDER BY start_ns").fetchall()
+        self.assertEqual(rows, [
+            (3, "forward_all_gather", 0, 1, 1 | 2, 1),  # prefetch | async
+            (4, "reduce_scatter", 1, 2, 0, 1),
+            (5, "backward_all_gather", -1, -1, 0, 1),  # raised: no collective named
+            (6, "forward_all_gather", -1, -1, 0, 1),
+            (6, "forward_all_gather", -1, -1, 0, 1),
+            (3, "wait", -1, -1, 0, 1)])
+        self.assertEqual(pg_keys, [(int(lines[0]),), (int(lines[0]),), (77,)])  # id(pg), the mark's
 
     def test_buckets_from_ddp_and_from_the_pattern(self):
         args = ["--iters", "5", "--layers", "4", "--width", "128", "--bucket-cap-mb", "0.1"]

@@ -48,7 +48,7 @@ def _follow_user_call(mod, name, fn):
     fsdp_ok = name not in _SYNC_ONLY
     # FSDP's post_backward leaves the phase to the op it calls.
     reduction = fsdp_patches.ALL_REDUCE if name.startswith("all_reduce") else fsdp_patches.REDUCE_SCATTER
-    region_local, fsdp_local = native._local, fsdp_patches._local
+    fsdp_local, noted = fsdp_patches._local, fsdp_events.collective
 
     def default_group():
         try:
@@ -59,17 +59,11 @@ def _follow_user_call(mod, name, fn):
     @functools.wraps(fn)
     def user_call(*args, **kwargs):
         # FSDP's own, for one of its units (its wrapper checked compiling
-        # before it set the context). Inline reads, no helper calls: this runs
-        # on every collective FSDP issues (fsdp_events.fsdp_call).
+        # before it set the context): one builtin call, no Python frame, on
+        # every collective FSDP issues (fsdp_events.collective).
         fsdp = fsdp_local.context
-        if fsdp is not None and fsdp_ok and not region_local.stack:
-            group = kwargs.get("group", args[index] if len(args) > index else None)
-            group = group if group is not None else default_group()
-            if group is None:
-                return fn(*args, **kwargs)
-            flags = fsdp[2] | (fsdp_patches.ASYNC if kwargs.get("async_op") else 0)
-            return fsdp_events.fsdp_call(reduction if fsdp[1] is None else fsdp[1], fsdp[0], group,
-                                    flags, fn, args, kwargs)
+        if fsdp is not None and fsdp_ok:
+            return noted(fsdp, reduction, index, default_group, fn, args, kwargs)
         if native.compiling() or native.inside_region():
             return fn(*args, **kwargs)
         group = kwargs.get("group", args[index] if len(args) > index else None)

@@ -54,7 +54,13 @@ class _Local(threading.local):
 _local = _Local()
 
 
+def _need_builtins():
+    if fsdp_events.mark is None:  # the import hook notes it and the job goes on
+        raise RuntimeError(fsdp_events.missing)
+
+
 def patch_param_group(mod):
+    _need_builtins()
     states = getattr(mod, "TrainingState", None)
     _BACKWARD_STATES.update(id(getattr(states, n)) for n in ("PRE_BACKWARD", "POST_BACKWARD")
                             if hasattr(states, n))
@@ -68,6 +74,7 @@ def patch_param_group(mod):
 
 
 def patch_state(mod):
+    _need_builtins()
     cls = mod.FSDPState
     cls._lazy_init = _follow_lazy_init(cls._lazy_init)
     cls._root_pre_forward = _follow_root_pre_forward(cls._root_pre_forward)
@@ -78,8 +85,8 @@ def patch_state(mod):
 
 # --- the collective a unit issues --------------------------------------------
 #
-# On every collective's path: each wrapper is one frame that keeps its event
-# in fsdp_events' array (no ctypes call), reads Python's own clock, and
+# On every collective's path: each wrapper is one frame that notes its event
+# through fsdp_events' builtins (no ctypes call, no frame of their own), and
 # checks compiling through torch's own function, bound once.
 
 
@@ -184,8 +191,8 @@ def _follow_root_pre_forward(root_pre_forward):
             return root_pre_forward(self, *args, **kwargs)
         finally:
             units = _roots.get(id(self))
-            if starts and units:  # the previous step's last events go to the injector now
-                fsdp_events.mark(STEP, units[0], 0, t_begin, hand_over=True)
+            if starts and units:
+                fsdp_events.mark(STEP, units[0], 0, t_begin)
 
     return root_pre_forward_followed
 
@@ -200,7 +207,7 @@ def _follow_backward_end(callback):
         try:
             return callback(self, *args, **kwargs)
         finally:
-            fsdp_events.mark(BACKWARD_END, units[0], 0, t_begin, hand_over=True)
+            fsdp_events.mark(BACKWARD_END, units[0], 0, t_begin)
 
     return backward_end_followed
 

@@ -19,8 +19,6 @@ INIT, FORWARD, COMM_HOOK, JOIN_SHADOW, JOIN_FINAL, JOIN_CONTROL, USER = range(7)
 SYNC, GRAD_ENABLED, REBUILT, SHADOW = 1, 2, 4, 8
 
 _lib = None
-# The FSDP events' entry point, called with the GIL held (fsdp_events.py).
-fsdp_events_entry = None
 
 
 class _Local(threading.local):
@@ -47,18 +45,13 @@ def load():
                                            ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64]
         lib.ddpscope_py_info.restype = None
         lib.ddpscope_py_info.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
-        lib.ddpscope_py_thread_id.restype = ctypes.c_uint32
-        events = ctypes.PyDLL(None).ddpscope_py_fsdp_events
-        events.restype = None
-        events.argtypes = [ctypes.c_void_p, ctypes.c_int]
         lib.ddpscope_py_fsdp_info.restype = None
         lib.ddpscope_py_fsdp_info.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p]
     except (OSError, AttributeError):
         return False
     if not lib.ddpscope_py_recording():
         return False
-    global fsdp_events_entry
-    _lib, fsdp_events_entry = lib, events
+    _lib = lib
     return True
 
 
@@ -75,9 +68,17 @@ def info(instance, key, value):
         _lib.ddpscope_py_info(int(instance), str(key).encode(), str(value).encode())
 
 
-def thread_id():
-    """The calling thread's number in the rank file."""
-    return _lib.ddpscope_py_thread_id() if _lib is not None else 0
+def fsdp_builtins(*bound):
+    """FSDP's two builtins (fsdp_events.py), made by the injector in this
+    Python's own C API; they keep `bound`. Called with the GIL held
+    (ctypes.PyDLL). Raises where the injector finds no C API to make them."""
+    make = ctypes.PyDLL(None).ddpscope_py_fsdp_builtins
+    make.restype = ctypes.py_object
+    make.argtypes = [ctypes.py_object] * len(bound)
+    made = make(*bound)
+    if made is None:
+        raise RuntimeError("the injector could not make FSDP's builtins in this Python")
+    return made
 
 
 def fsdp_info(unit, key, value):
