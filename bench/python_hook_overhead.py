@@ -46,6 +46,7 @@ env:   DDPSCOPE_BUILD  build tree holding libddpscope_inject.so and python/ [bui
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -260,6 +261,8 @@ def fsdp_counted(py, build, steps):
     recorded process on the fake group. A count, unlike a time, does not move
     with this VM's speed, so two builds compare to the instruction; it does
     not weigh cache misses, which a time does."""
+    if shutil.which("valgrind") is None:
+        sys.exit("python_hook_overhead: --instructions needs valgrind (callgrind) on PATH")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         prefix = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
