@@ -116,7 +116,9 @@ bool async_op(Object* kwargs) {
 Object* noted_call(const Region& what, Object* stack, Object* pg, Object* fn, Object* args,
                    Object* kwargs) {
   Region r = what;
-  if (api->List_Append(stack, g.in_call_marker) < 0) return nullptr;
+  // Not noted rather than not called: the job's call is never lost to ours.
+  if (api->List_Append(stack, g.in_call_marker) < 0)
+    return api->Err_Clear(), api->Object_Call(fn, args, kwargs);
   r.t_begin = now_ns();
   Object* result = api->Object_Call(fn, args, kwargs);
   r.t_end = now_ns();
@@ -141,7 +143,7 @@ Object* collective(Object*, Object* const* a, ssize_t nargs) {
   Object *context = a[0], *fn = a[4], *args = a[5], *kwargs = a[6];
   if (kwargs == api->none) kwargs = nullptr;
   Object* stack = region_stack();
-  if (!stack) return nullptr;
+  if (!stack) return api->Err_Clear(), api->Object_Call(fn, args, kwargs);
   Object* pg = nullptr;
   if (!api->Object_IsTrue(stack)) pg = group_of(args, kwargs, as_int(a[2], 1 << 30), a[3]);
   Object* result;
