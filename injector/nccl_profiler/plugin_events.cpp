@@ -13,7 +13,10 @@
 namespace ddpscope::inject::nccl_profiler {
 namespace {
 
-enum Kind : uint8_t { kComm, kColl, kOp, kStep, kKernelCh, kCeOp };
+// Named apart from profiler_abi.h's event types (kColl, kKernelCh, ...): in a
+// unity batch with profiler_plugin.cpp both sit in one unnamed namespace, where
+// these would hide those.
+enum Kind : uint8_t { kCommEvent, kCollEvent, kOpEvent, kStepEvent, kKernelChEvent, kCeOpEvent };
 
 struct CommEvent {
   uint64_t comm_hash, t;
@@ -140,17 +143,17 @@ void convert_ce_op(const CeOpEvent& o, Rows& rows) {
 
 void convert(const Event& e, Rows& rows) {
   switch (e.kind) {
-    case kComm:
+    case kCommEvent:
       return convert_comm(e.as<CommEvent>(), rows);
-    case kColl:
+    case kCollEvent:
       return convert_coll(e.as<CollEvent>(), rows);
-    case kOp:
+    case kOpEvent:
       return convert_op(e.as<OpEvent>(), rows);
-    case kStep:
+    case kStepEvent:
       return convert_step(e.as<StepEvent>(), rows);
-    case kKernelCh:
+    case kKernelChEvent:
       return convert_kernel_ch(e.as<KernelChEvent>(), rows);
-    case kCeOp:
+    case kCeOpEvent:
       return convert_ce_op(e.as<CeOpEvent>(), rows);
   }
 }
@@ -180,14 +183,14 @@ void Lineage::copy_from(const Lineage& p) {
 void emit_comm(uint64_t comm_hash, const char* comm_name, int nnodes, int nranks, int rank) {
   uint32_t name_id = name_table().intern(comm_name);
   ThreadState& t = this_thread();
-  auto* e = reserve<CommEvent>(t, kComm, EventClass::comm);
+  auto* e = reserve<CommEvent>(t, kCommEvent, EventClass::comm);
   if (!e) return;
   *e = CommEvent{comm_hash, clock::ticks(), name_id, nnodes, nranks, rank};
   publish_event(t);
 }
 
 void emit_coll(ThreadState& t, const CollSlot& s, uint64_t t_end) {
-  auto* e = reserve<CollEvent>(t, kColl, EventClass::comm);
+  auto* e = reserve<CollEvent>(t, kCollEvent, EventClass::comm);
   if (!e) return;
   *e = CollEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                  s.id.seq.load(std::memory_order_relaxed),
@@ -208,7 +211,7 @@ void emit_coll(ThreadState& t, const CollSlot& s, uint64_t t_end) {
 }
 
 void emit_op(ThreadState& t, const OpSlot& s, uint64_t t_end) {
-  auto* e = reserve<OpEvent>(t, kOp);
+  auto* e = reserve<OpEvent>(t, kOpEvent);
   if (!e) return;
   *e = OpEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                s.id.seq.load(std::memory_order_relaxed),
@@ -225,7 +228,7 @@ void emit_op(ThreadState& t, const OpSlot& s, uint64_t t_end) {
 }
 
 void emit_step(ThreadState& t, const StepSlot& s, uint64_t t_end) {
-  auto* e = reserve<StepEvent>(t, kStep);
+  auto* e = reserve<StepEvent>(t, kStepEvent);
   if (!e) return;
   e->comm_hash = s.id.comm_hash.load(std::memory_order_relaxed);
   e->seq = s.id.seq.load(std::memory_order_relaxed);
@@ -243,7 +246,7 @@ void emit_step(ThreadState& t, const StepSlot& s, uint64_t t_end) {
 }
 
 void emit_kernel_ch(ThreadState& t, const KernelChSlot& s, uint64_t t_end) {
-  auto* e = reserve<KernelChEvent>(t, kKernelCh);
+  auto* e = reserve<KernelChEvent>(t, kKernelChEvent);
   if (!e) return;
   *e = KernelChEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                      s.id.coll_key.load(std::memory_order_relaxed),
@@ -256,7 +259,7 @@ void emit_kernel_ch(ThreadState& t, const KernelChSlot& s, uint64_t t_end) {
 }
 
 void emit_ce_op(ThreadState& t, const CeOpSlot& s, uint64_t t_end) {
-  auto* e = reserve<CeOpEvent>(t, kCeOp);
+  auto* e = reserve<CeOpEvent>(t, kCeOpEvent);
   if (!e) return;
   *e = CeOpEvent{s.id.comm_hash.load(std::memory_order_relaxed),
                  s.id.coll_key.load(std::memory_order_relaxed),
