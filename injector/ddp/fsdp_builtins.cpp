@@ -16,6 +16,7 @@
 
 #include "injector/ddp/fsdp_source.h"
 #include "injector/ddp/python_api.h"
+#include "profiler/core/records.h"
 
 namespace ddpscope::inject::fsdp {
 namespace {
@@ -33,8 +34,6 @@ struct Bound {
 };
 Bound g;
 const py::Api* api = nullptr;
-
-constexpr uint32_t kAsync = 2;  // FsdpRegionFlag
 
 int64_t now_ns() {
   timespec ts;
@@ -156,7 +155,7 @@ Object* collective(Object*, Object* const* a, ssize_t nargs) {
              .pg_key = int64_t(reinterpret_cast<intptr_t>(pg)),  // Python's id(pg)
              .seq_end = -1,
              .flags = uint32_t(as_int(api->Tuple_GetItem(context, 2), 0)) |
-                      (async_op(kwargs) ? kAsync : 0),
+                      (async_op(kwargs) ? uint32_t(kFsdpAsync) : 0u),
              .t_begin = 0,
              .t_end = 0};
     api->Err_Clear();  // a context not of the hook's shape: noted as it reads

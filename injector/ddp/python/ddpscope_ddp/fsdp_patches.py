@@ -30,8 +30,8 @@ from ddpscope_ddp import fsdp_events, native
 
 # FsdpRegionKind (profiler/core/records.h)
 FORWARD_ALL_GATHER, BACKWARD_ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE, WAIT, STEP, BACKWARD_END = range(7)
-# FsdpRegionFlag
-PREFETCH, ASYNC = 1, 2
+# FsdpRegionFlag (async_op's is set by fsdp_events.collective)
+PREFETCH = 1
 
 _units = {}  # id(FSDPParamGroup) -> unit number, while the group lives
 _all_gather_pgs = {}  # unit number -> its all-gather group's key (for its waits)
