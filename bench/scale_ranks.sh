@@ -3,9 +3,11 @@
 # (bench_gen_rank_files: 10 buckets per iteration, 35 kernels, one straggler,
 # hosts of 8 ranks with their own clocks), then times the real commands:
 # `ddpscope merge`, `ddpscope report` on the terminal, the same with every
-# file output (JSON, CSV, HTML, trace), and a part of the run (`--ranks`,
-# `--iterations`). Prints wall time and peak resident memory of each (all of
-# it and the heap).
+# file output (JSON, CSV, HTML, trace), a part of the run (`--ranks`,
+# `--iterations`), and, where the build has it, `report DIR` with every
+# output: the rank files read together, unmerged (its JSON checked equal to
+# the merged run's). Prints wall time and peak resident memory of each (all
+# of it and the heap).
 # Target (issue 18): merge + report <= 60 s and <= 4 GiB at 1,024 ranks x 500
 # iterations. Figures, never a test.
 #
@@ -71,3 +73,12 @@ heap=$((merge_anon > report__every_output_anon ? merge_anon : report__every_outp
 printf "merge + report with every output: %.1f s (target <= 60 s), peak RSS %d MiB, heap %d MiB (target <= 4096)\n" \
   "$total" "$peak" "$heap"
 grep -A2 "^recommendations" "$dir/report.out" | head -3
+if "$ddp" report --help | grep -q "directory of rank files"; then
+  timed "report dir, every output" "$ddp" report -q "$dir/ranks" --json "$dir/u.json" \
+    --csv "$dir/ucsv" --html "$dir/u.html" --trace "$dir/u.trace"
+  same="differs from the merged run's"
+  cmp -s <(sed "s#$dir/run.db#RUN#" "$dir/r.json") <(sed "s#$dir/ranks#RUN#" "$dir/u.json") &&
+    same="equal to the merged run's"
+  printf "report DIR with every output: %.1f s, %.2fx merge + report with every output; JSON %s\n" \
+    "$report_dir__every_output_s" "$(echo "$report_dir__every_output_s / $total" | bc -l)" "$same"
+fi

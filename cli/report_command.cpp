@@ -31,7 +31,8 @@ int run_report(const ReportArgs& a) {
   const auto& formats = reports::report_formats();
   for (size_t i = 0; i < formats.size(); ++i)
     if (!a.outputs[i].empty()) formats[i].check(a.outputs[i]);
-  store::RunReader reader(a.path);
+  auto opened = store::open_run(a.path);
+  store::RunReader& reader = *opened;
   const int64_t start = store::run_start_ns(reader);
   auto filter = store::parse_run_filter(a.ranks, a.since, a.until, start);
   std::vector<int> recorded;
@@ -77,7 +78,11 @@ int run_report(const ReportArgs& a) {
 Run add_report(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
   auto* sub = app.add_subcommand("report", "analyze a recorded run and write reports");
-  sub->add_option("run", a->path, "run.db (or a single rank-<R>.db)")->required();
+  sub->add_option(
+         "run", a->path,
+         "run.db, a single rank-<R>.db, or a directory of rank files, read together as their "
+         "merge would be without writing it")
+      ->required();
   const auto& formats = reports::report_formats();
   for (size_t i = 0; i < formats.size(); ++i)
     sub->add_option(formats[i].flag, a->outputs[i], formats[i].help);

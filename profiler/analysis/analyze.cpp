@@ -51,7 +51,7 @@ uint64_t ddp_comm(std::span<const Call> mine) {
 
 std::vector<Interval> query_intervals(store::RunReader& reader, const std::string& sql, int rank) {
   std::vector<Interval> out;
-  store::Statement st(reader.connection(), sql);
+  store::Statement st(reader.part_of_rank(rank).connection(), sql);
   st.bind(1, int64_t(rank));
   while (st.step()) out.push_back({st.time(0), st.time(1)});
   return out;
@@ -309,7 +309,10 @@ std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows, int64_t
   return ids->first + (ids->second - ids->first) / 2 + 1;
 }
 
-CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int64_t split_rows) {
+// `already`: the collectives read already (rank files read together), else
+// they are read here.
+CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int64_t split_rows,
+                                const std::vector<CollectiveRecord>* already) {
   CollectivePass pass;
   OpSummarizer ops;
   Timing best = Timing::none;
@@ -326,7 +329,9 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int6
     best = std::max(best, c.timing);
     pass.origin = std::min(pass.origin, c.host_start_ns);
   };
-  if (auto middle = middle_id(reader, int64_t(rows), split_rows)) {
+  if (already) {
+    for (const auto& c : *already) take(c);
+  } else if (auto middle = middle_id(reader, int64_t(rows), split_rows)) {
     auto later = collectives_beside(reader, *middle);
     reader.for_each_collective(take, "id < " + std::to_string(*middle));
     for (const auto& c : later.get()) take(c);
@@ -397,9 +402,19 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
   RunAnalysis run;
   auto procs = reader.processes();
   describe_run(run, reader, procs);
-  auto kernels_read = kernel_intervals_beside(reader);
+  std::optional<FilesRead> files;
+  std::future<KernelIntervals> kernels_read;
+  if (reader.parts().size() > 1) {
+    files = read_files(reader);
+    std::promise<KernelIntervals> read;
+    read.set_value(std::move(files->kernels));
+    kernels_read = read.get_future();
+  } else {
+    kernels_read = kernel_intervals_beside(reader);
+  }
   auto [calls, device_spans, origin, shapes] =
-      read_collectives(run, reader, options.split_read_rows);
+      read_collectives(run, reader, options.split_read_rows, files ? &files->collectives : nullptr);
+  files.reset();
   auto by_rank = calls_by_rank(calls);
   auto fsdp = classify_fsdp(reader, by_rank);
   auto accounts = classify(reader, calls);

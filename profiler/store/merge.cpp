@@ -10,6 +10,7 @@
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/progress.h"
 #include "profiler/store/nccl_join.h"
+#include "profiler/store/rank_files.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/rows.h"
 #include "profiler/store/schema.h"
@@ -20,23 +21,7 @@ namespace fs = std::filesystem;
 namespace ddpscope::store {
 namespace {
 
-struct Input {
-  std::string path;
-  ProcessRecord process;
-  std::map<std::string, std::string> meta;
-  int version = 0;
-};
-
-Input inspect(const std::string& path) {
-  RunReader reader(path);
-  auto procs = reader.processes();
-  if (procs.size() != 1)
-    throw InputError(path, "expected one process row in a rank file, found " +
-                               std::to_string(procs.size()) + " (is this a merged run.db?)");
-  return {path, procs[0], reader.meta(), reader.schema_version()};
-}
-
-void copy_rank(Connection& out, const Input& in) {
+void copy_rank(Connection& out, const RankFileHead& in) {
   Statement attach(out, "ATTACH DATABASE ? AS src");
   attach.bind_text(1, in.path);
   attach.run();
@@ -61,53 +46,15 @@ void copy_rank(Connection& out, const Input& in) {
   out.exec("DETACH DATABASE src");
 }
 
-void write_meta(Connection& out, const std::vector<Input>& inputs) {
-  std::map<std::string, std::string> meta = inputs.front().meta;
-  meta["kind"] = "run";
-  meta["timeline"] = "wall";
-  meta["ranks"] = std::to_string(inputs.size());
-  std::string from;
-  for (const auto& in : inputs)
-    from += (from.empty() ? "" : " ") + fs::path(in.path).filename().string();
-  meta["merged_from"] = from;
-  meta.erase("host");  // per rank: see processes.host
-  // Per-rank counts (`count:<name>`, the injector's) are summed over the ranks.
-  std::map<std::string, uint64_t> counts;
-  for (const auto& in : inputs)
-    for (const auto& [k, v] : in.meta)
-      if (k.rfind("count:", 0) == 0) counts[k] += std::strtoull(v.c_str(), nullptr, 10);
-  for (const auto& [k, n] : counts) meta[k] = std::to_string(n);
+void write_meta(Connection& out, const std::vector<RankFileHead>& inputs) {
   Transaction tx(out);
   Statement st(out, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
-  for (const auto& [k, v] : meta) {
+  for (const auto& [k, v] : merged_meta(inputs)) {
     st.bind_text(1, k);
     st.bind_text(2, v);
     st.run();
   }
   tx.commit();
-}
-
-template <typename Record>
-void insert_all(Connection& out, const std::vector<Record>& rows) {
-  Transaction tx(out);
-  Statement st(out, insert_sql(Row<Record>::table(), 1));
-  for (const auto& r : rows) {
-    Row<Record>::bind(st, 0, r);
-    st.run();
-  }
-  tx.commit();
-}
-
-// What record knew beside the rank files (launch_account.h): the exits as
-// they are, each stack dump under the rank whose process wrote it.
-void write_launch_account(Connection& out, const LaunchAccount& launch,
-                          const std::vector<Input>& inputs) {
-  insert_all(out, launch.exits);
-  std::vector<StackRecord> stacks;
-  for (const auto& d : launch.stacks)
-    for (const auto& in : inputs)
-      if (in.process.pid == d.pid) stacks.push_back({in.process.rank, d.pid, d.text});
-  insert_all(out, stacks);
 }
 
 }  // namespace
@@ -128,18 +75,16 @@ std::vector<std::string> find_rank_files(const std::string& dir) {
 MergeSummary merge_rank_files(const std::vector<std::string>& paths, const std::string& out_path,
                               const LaunchAccount& launch) {
   if (paths.empty()) throw InputError(out_path, "nothing to merge: no rank files given");
-  std::vector<Input> inputs;
-  std::map<int, std::string> seen;
+  std::vector<RankFileHead> inputs;
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::equivalent(p, out_path, ec))
       throw InputError(out_path, "is one of the rank files being merged (choose another -o)");
-    inputs.push_back(inspect(p));
+    RunReader reader(p);
+    inputs.push_back(head_of(reader));
     core::progress::update("merge: reading rank files", inputs.size(), paths.size());
-    int rank = inputs.back().process.rank;
-    if (auto [it, fresh] = seen.emplace(rank, p); !fresh)
-      throw InputError(p, "rank " + std::to_string(rank) + " is also claimed by " + it->second);
   }
+  check_ranks_unique(inputs);
   MergeSummary summary;
   core::replace_atomically(out_path, [&](const std::string& tmp) {
     {

@@ -1,10 +1,16 @@
 #include "profiler/store/reader.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <string_view>
 
+#include "profiler/core/parallel.h"
+#include "profiler/core/progress.h"
+#include "profiler/store/merge.h"
+#include "profiler/store/rank_files.h"
 #include "profiler/store/schema.h"
 
 namespace ddpscope::store {
@@ -29,9 +35,22 @@ void check_tables(Connection& conn, int version) {
   }
 }
 
+// A connection is an open file per rank file, and the soft limit on open
+// files is often 1,024: raised toward the hard limit, which needs no
+// privilege. Where even that is too low, the open that fails names its file.
+void allow_open_files(size_t files) {
+  rlimit l{};
+  const rlim_t want = rlim_t(files) + 64;  // and the process's own
+  if (getrlimit(RLIMIT_NOFILE, &l) != 0 || l.rlim_cur >= want) return;
+  l.rlim_cur = l.rlim_max == RLIM_INFINITY ? want : std::min(want, l.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &l);
+}
+
 }  // namespace
 
-RunReader::RunReader(const std::string& path) {
+RunReader::RunReader(const std::string& path) : RunReader(path, true) {}
+
+RunReader::RunReader(const std::string& path, bool check) : path_(path) {
   if (!std::filesystem::exists(path)) throw InputError(path, "no such file");
   if (std::filesystem::is_directory(path))
     throw InputError(path, "is a directory (give the run.db inside it)");
@@ -40,10 +59,115 @@ RunReader::RunReader(const std::string& path) {
   // Reports scan whole tables: memory-mapped reads skip a copy per page (the
   // pages are the OS's file cache, not our heap).
   conn_->exec("PRAGMA mmap_size=4294967296");
-  check_tables(*conn_, version_);
+  if (check) check_tables(*conn_, version_);
+}
+
+RunReader::RunReader(std::unique_ptr<Connection> conn, const std::string& path)
+    : path_(path), conn_(std::move(conn)), version_(check_schema(*conn_)) {}
+
+RunReader::RunReader(const std::string& dir, const std::vector<std::string>& rank_files,
+                     const LaunchAccount& launch)
+    : path_(dir) {
+  if (rank_files.empty()) throw InputError(dir, "no rank-*.db files in it");
+  const size_t n = rank_files.size();
+  allow_open_files(n);
+  parts_.resize(n);
+  std::vector<RankFileHead> heads(n);
+  const int threads = core::worker_threads(4);
+  core::parallel_runs(n, threads, [&](size_t k, size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      parts_[i] = std::make_unique<RunReader>(rank_files[i]);
+      heads[i] = head_of(*parts_[i]);
+      // The caller's thread alone reports (a sink draws from one thread).
+      if (k == 0) core::progress::update("report: opening rank files", (i + 1) * threads, n);
+    }
+  });
+  check_ranks_unique(heads);
+  // Each file's collective ids follow the files before it. A file that joins
+  // plugin rows is placed in turn (only then is its highest id known); the
+  // others, whose highest id is their own plus the base, together after.
+  std::vector<Placement> at(n);
+  std::vector<size_t> later;
+  int64_t base = 0;
+  for (size_t i = 0; i < n; ++i) {
+    at[i] = {heads[i].process.rank, heads[i].process.clock_offset_ns, base};
+    RunReader& f = *parts_[i];
+    if (joins_plugin_rows(*f.conn_, f.version_)) {
+      base = f.place(at[i]);
+    } else {
+      base = highest_id_at(*f.conn_, base);
+      later.push_back(i);
+    }
+  }
+  core::parallel_runs(later.size(), threads, [&](size_t, size_t first, size_t last) {
+    for (size_t j = first; j < last; ++j) parts_[later[j]]->place(at[later[j]]);
+  });
+  meta_ = merged_meta(heads);
+  // The merge writes the launch account before any rank's rows.
+  parts_.insert(parts_.begin(), launch_part(dir, launch, heads));
+  launch_ = launch;
+  heads_ = std::move(heads);
+  version_ = kSchemaVersion;
+}
+
+std::unique_ptr<RunReader> RunReader::launch_part(const std::string& dir,
+                                                  const LaunchAccount& launch,
+                                                  const std::vector<RankFileHead>& heads) {
+  auto db = std::make_unique<Connection>(":memory:", Connection::Mode::create);
+  create_schema(*db);
+  write_launch_account(*db, launch, heads);
+  return std::unique_ptr<RunReader>(new RunReader(std::move(db), dir));
 }
 
 RunReader::~RunReader() = default;
+
+int64_t RunReader::place(const Placement& p) {
+  placement_ = p;
+  int64_t next = place_rank_file(*conn_, version_, p);
+  version_ = kSchemaVersion;
+  return next;
+}
+
+std::vector<RunReader*> RunReader::parts(bool by_rank) {
+  if (conn_) return {this};
+  std::vector<RunReader*> out;
+  for (auto& p : parts_) out.push_back(p.get());
+  if (by_rank)
+    std::stable_sort(out.begin(), out.end(), [](RunReader* a, RunReader* b) {
+      return a->placement_.value_or(Placement{INT_MIN}).rank <
+             b->placement_.value_or(Placement{INT_MIN}).rank;
+    });
+  return out;
+}
+
+RunReader& RunReader::part_of_rank(int rank) {
+  for (auto& p : parts_)
+    if (p->placement_ && p->placement_->rank == rank) return *p;
+  return conn_ ? *this : *parts_.front();  // no rows of it: the launch account's part
+}
+
+std::vector<RunReader*> RunReader::parts_for(const std::string& order, const std::string& where) {
+  // "rank = R ...": one part has its rows (thousands of statements saved at
+  // thousands of ranks, where a caller asks rank by rank).
+  int rank = 0;
+  if (where.rfind("rank = ", 0) == 0) {
+    const char* first = where.data() + 7;
+    const char* last = where.data() + where.size();
+    auto [end, ec] = std::from_chars(first, last, rank);
+    if (ec == std::errc() && (end == last || *end == ' ')) {
+      std::vector<RunReader*> out{parts_.front().get()};
+      RunReader& part = part_of_rank(rank);
+      if (&part != out.front()) out.push_back(&part);
+      return out;
+    }
+  }
+  return parts(order.rfind("rank", 0) == 0);
+}
+
+void RunReader::set_filter(RunFilter f) {
+  for (auto& p : parts_) p->set_filter(f);
+  filter_ = std::move(f);
+}
 
 std::string RunReader::filter_sql(const TableSpec& t) const {
   if (filter_.all() || !t.per_rank) return "";
@@ -73,7 +197,16 @@ std::string RunReader::where(const std::string& table) const {
   return "1";
 }
 
+std::string RunReader::rank_order(const std::string& table, const std::string& where) const {
+  if (filter_.ranks.empty() && where.rfind("rank = ", 0) != 0) return "";
+  for (const TableSpec* t : tables())
+    if (table == t->name && has_rank_time_index(*t))
+      return std::string("rank, ") + event_time_column(*t) + ", rowid";
+  return "";
+}
+
 std::map<std::string, std::string> RunReader::meta() {
+  if (!conn_) return meta_;
   std::map<std::string, std::string> m;
   Statement s(*conn_, "SELECT key, value FROM meta");
   while (s.step()) m[s.text(0)] = s.text(1);
@@ -100,6 +233,11 @@ std::vector<CollectiveRecord> RunReader::collectives(const std::string& where) {
 }
 
 int64_t RunReader::count(const std::string& table) {
+  if (!conn_) {
+    int64_t n = 0;
+    for (RunReader* p : parts()) n += p->count(table);
+    return n;
+  }
   std::string where;
   for (const TableSpec* t : tables())
     if (table == t->name) where = filter_sql(*t);
@@ -108,6 +246,7 @@ int64_t RunReader::count(const std::string& table) {
 }
 
 std::optional<std::pair<int64_t, int64_t>> RunReader::rowid_range(const std::string& table) {
+  if (!conn_) throw std::logic_error("rowid_range of several files: read them by parts()");
   Statement s(*conn_, "SELECT (SELECT min(rowid) FROM " + table + "), (SELECT max(rowid) FROM " +
                           table + ")");
   if (!s.step() || s.is_null(0)) return std::nullopt;
@@ -115,10 +254,29 @@ std::optional<std::pair<int64_t, int64_t>> RunReader::rowid_range(const std::str
 }
 
 std::unique_ptr<RunReader> RunReader::one_pass_beside() const {
-  auto r = std::make_unique<RunReader>(path());
+  if (!conn_) {
+    auto r = std::unique_ptr<RunReader>(new RunReader());
+    r->path_ = path_;
+    r->version_ = version_;
+    r->meta_ = meta_;
+    r->launch_ = launch_;
+    r->heads_ = heads_;
+    r->parts_.push_back(launch_part(path_, launch_, heads_));
+    for (size_t i = 1; i < parts_.size(); ++i) r->parts_.push_back(parts_[i]->one_pass_beside());
+    r->set_filter(filter_);
+    return r;
+  }
+  // Checked once already, when this reader opened it.
+  auto r = std::unique_ptr<RunReader>(new RunReader(path(), false));
+  if (placement_) r->place(*placement_);
   r->set_filter(filter_);
   r->connection().exec("PRAGMA mmap_size=0");
   return r;
+}
+
+std::unique_ptr<RunReader> open_run(const std::string& path) {
+  if (!std::filesystem::is_directory(path)) return std::make_unique<RunReader>(path);
+  return std::make_unique<RunReader>(path, find_rank_files(path), read_launch_account(path));
 }
 
 }  // namespace ddpscope::store

@@ -9,10 +9,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "profiler/core/records.h"
+#include "profiler/store/launch_account.h"
+#include "profiler/store/placed_rank_file.h"
+#include "profiler/store/rank_files.h"
 #include "profiler/store/rows.h"
 #include "profiler/store/sqlite.h"
 
@@ -34,9 +38,14 @@ class RunReader {
   // Opens read-only and checks the schema; throws InputError (one line naming
   // the file) for a missing, foreign, corrupt or too-new file.
   explicit RunReader(const std::string& path);
+  // A run's rank files read together, as their merge (merge.h) would hold
+  // them, with what `record` knew beside them (launch_account.h), without
+  // writing the merge: `dir` names the run. Each file is a part (parts()).
+  RunReader(const std::string& dir, const std::vector<std::string>& rank_files,
+            const LaunchAccount& launch);
   ~RunReader();
 
-  const std::string& path() const { return conn_->path(); }
+  const std::string& path() const { return path_; }
   std::map<std::string, std::string> meta();
   // "wall" for merged runs (every rank on one wall-clock timeline), "monotonic"
   // for a rank file (its own monotonic clock; add clock_offset_ns for wall time).
@@ -70,11 +79,28 @@ class RunReader {
   // not pair ranks up), ordered by comm_id and seq: a seq with more than one
   // shape is a mismatch (docs/hangs.md).
 
-  Connection& connection() { return *conn_; }
+  // The readers of single files that this one reads: itself, or for rank
+  // files read together, one per file, each placed in the run, in the
+  // merge's order (its rows' order in the merged run); `by_rank` in rank
+  // order. SQL of one's own runs on each part's connection().
+  std::vector<RunReader*> parts(bool by_rank = false);
+  // The part that holds `rank`'s rows (itself for a single file).
+  RunReader& part_of_rank(int rank);
+
+  Connection& connection() {
+    if (!conn_) throw std::logic_error("connection() of several files: use parts()");
+    return *conn_;
+  }
   int schema_version() const { return version_; }
 
-  void set_filter(RunFilter f) { filter_ = std::move(f); }
+  void set_filter(RunFilter f);
   const RunFilter& filter() const { return filter_; }
+  // How rows of `table` chosen by rank (a `where` of "rank = R ...", or the
+  // filter's ranks) are ordered when no order is asked for: a run database
+  // gives them through its (rank, time) index, a rank file has none, and
+  // both must give one order. "" when the rows are not chosen by rank, or
+  // the table has no such index: then rowid order, the same in both.
+  std::string rank_order(const std::string& table, const std::string& where = "") const;
   // The filter's SQL condition for the table named, for a query of one's own
   // ("1" when it keeps everything): `... WHERE <cond> AND ` + where("kernels").
   std::string where(const std::string& table) const;
@@ -83,14 +109,44 @@ class RunReader {
   // The filter's SQL condition for table `t` ("" when it keeps everything).
   std::string filter_sql(const TableSpec& t) const;
 
-  std::unique_ptr<Connection> conn_;
+  RunReader() = default;
+  // `check`: every table read once (a file opened before need not be).
+  RunReader(const std::string& path, bool check);
+  // A database already open (the launch account's, in memory).
+  RunReader(std::unique_ptr<Connection> conn, const std::string& path);
+  static std::unique_ptr<RunReader> launch_part(const std::string& dir, const LaunchAccount& launch,
+                                                const std::vector<RankFileHead>& heads);
+  // Shifts this rank file's rows into the run (placed_rank_file.h).
+  int64_t place(const Placement& p);
+  // The parts an ORDER BY `order` reads in: by rank when it leads with rank,
+  // else in the merge's order, right for id and rowid, and for rows of one
+  // rank.
+  std::vector<RunReader*> parts_for(const std::string& order, const std::string& where);
+
+  std::string path_;
+  std::unique_ptr<Connection> conn_;  // none when reading several files
   int version_ = 0;
   RunFilter filter_;
+  // Reading several files: the launch account's rows, then each file's.
+  std::vector<std::unique_ptr<RunReader>> parts_;
+  std::map<std::string, std::string> meta_;
+  LaunchAccount launch_;
+  std::vector<RankFileHead> heads_;
+  std::optional<Placement> placement_;
 };
+
+// A run.db or a single rank file, or a directory's rank files (merge.h's
+// find_rank_files) read together with its launch account. InputError as the
+// constructors say.
+std::unique_ptr<RunReader> open_run(const std::string& path);
 
 template <typename Record>
 void RunReader::for_each(const std::function<void(const Record&)>& fn, const std::string& where,
                          const std::string& order) {
+  if (!conn_) {
+    for (RunReader* part : parts_for(order, where)) part->for_each<Record>(fn, where, order);
+    return;
+  }
   const TableSpec& t = Row<Record>::table();
   if (t.since_version > version_) return;  // an older file: the table is not there
   std::string sql = select_sql(t, version_);
@@ -99,7 +155,10 @@ void RunReader::for_each(const std::function<void(const Record&)>& fn, const std
     sql += " WHERE (" + where + ") AND " + filtered;
   else if (!where.empty() || !filtered.empty())
     sql += " WHERE " + where + filtered;
-  if (!order.empty()) sql += " ORDER BY " + order;
+  // A placed file's ids are its own plus a base, in its rowids' order: a
+  // sort by rowid is no sort at all, one by the shifted id a sort of them all.
+  const std::string by = order.empty() ? rank_order(t.name, where) : order;
+  if (!by.empty()) sql += " ORDER BY " + (placement_ && by == "id" ? "rowid" : by);
   Statement s(*conn_, sql);
   while (s.step()) fn(Row<Record>::read(s));
 }

@@ -79,20 +79,22 @@ std::string select_sql(const TableSpec& t, int version) {
   return "SELECT " + exprs + " FROM " + t.name;
 }
 
-std::string merge_sql(const TableSpec& t, int version, const std::string& where) {
+std::string placed_columns(const TableSpec& t, int version, const std::string& offset,
+                           const std::string& base) {
   std::string exprs;
   for (const auto& c : t.columns) {
-    if (c.since_version > version) {
-      exprs += (exprs.empty() ? "" : ", ") + std::string("NULL");
-      continue;
-    }
-    std::string e = c.name;
-    if (is_time(c.name)) e += " + ?1";
-    if (is_collective_id(t, c)) e += " + ?2";
-    exprs += (exprs.empty() ? "" : ", ") + e;
+    std::string e = c.since_version > version ? "NULL" : c.name;
+    if (c.since_version <= version && is_time(c.name)) e += " + " + offset;
+    if (c.since_version <= version && is_collective_id(t, c)) e += " + " + base;
+    exprs += (exprs.empty() ? "" : ", ") + e + " AS " + c.name;
   }
-  return std::string("INSERT INTO ") + t.name + "(" + column_list(t) + ") SELECT " + exprs +
-         " FROM src." + t.name + (where.empty() ? "" : " WHERE " + where) + " ORDER BY rowid";
+  return exprs;
+}
+
+std::string merge_sql(const TableSpec& t, int version, const std::string& where) {
+  return std::string("INSERT INTO ") + t.name + "(" + column_list(t) + ") SELECT " +
+         placed_columns(t, version, "?1", "?2") + " FROM src." + t.name +
+         (where.empty() ? "" : " WHERE " + where) + " ORDER BY rowid";
 }
 
 const char* event_time_column(const TableSpec& t) {

@@ -47,6 +47,11 @@ std::string insert_sql(const TableSpec& t, int rows);
 // "SELECT c1, ... FROM t" from a file of schema `version`: a column added
 // later reads as NULL (Statement::int64 gives 0, text "").
 std::string select_sql(const TableSpec& t, int version);
+// `t`'s columns from a rank file of schema `version` as the merge writes
+// them, each named as itself: times plus `offset`, collective ids plus `base`
+// (SQL expressions: a parameter or a number); a column added later is NULL.
+std::string placed_columns(const TableSpec& t, int version, const std::string& offset,
+                           const std::string& base);
 // The merge's copy of `t` from the attached rank file `src` of schema
 // `version`: ?1 is the rank's clock offset, ?2 the collective id base;
 // `where`, an optional condition on the source rows.

@@ -125,15 +125,18 @@ Track kernel_track(std::string_view kind, bool for_collective, std::string_view 
   return Track::compute_kernels;
 }
 
-// No ORDER BY: sorting 5M rows would cost a temp b-tree. A stream runs its
-// kernels one after another and they are stored as they complete, so a
-// track's kernels come nearly in order of time (which keeps the Perfetto
-// writer to one lane per track; it is correct in any order).
-void walk_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
-  store::Statement s(reader.connection(),
+std::string by(const std::string& order) { return order.empty() ? "" : " ORDER BY " + order; }
+
+// No ORDER BY but rank_order's (free in a run database, through its index):
+// sorting 5M rows would cost a temp b-tree. A stream runs its kernels one
+// after another and they are stored as they complete, so a track's kernels
+// come nearly in order of time (which keeps the Perfetto writer to one lane
+// per track; it is correct in any order).
+void walk_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& file) {
+  store::Statement s(file.connection(),
                      "SELECT rank, stream, name, start_ns, end_ns, kind, collective_id, "
                      "correlation, device FROM kernels WHERE start_ns IS NOT NULL AND " +
-                         reader.where("kernels"));
+                         file.where("kernels") + by(file.rank_order("kernels")));
   while (s.step()) {
     int rank = int(s.int64(0));
     std::string_view name = s.text_view(2);  // no copies: millions of rows
@@ -161,9 +164,9 @@ std::string syncs_sql(const store::RunReader& reader) {
 
 // Host-thread intervals: NVTX ranges (a track per thread and domain) and
 // synchronising calls. `sql` selects rank, tid, name, start_ns, end_ns, domain.
-void walk_host_spans(TraceSink& sink, Tracks& tracks, store::Connection& db, const std::string& sql,
-                     Track kind, const char* cat) {
-  store::Statement s(db, sql);
+void walk_host_spans(TraceSink& sink, Tracks& tracks, store::RunReader& file,
+                     const std::string& sql, Track kind, const char* cat) {
+  store::Statement s(file.connection(), sql);
   while (s.step()) {
     uint32_t track = tracks.of(int(s.int64(0)), kind, uint64_t(s.int64(1)), s.text(5));
     sink.slice({s.text_view(2), cat, track, s.required_time(3), s.time(4), nullptr, 0});
@@ -214,19 +217,30 @@ std::string min_by_rank(const std::string& ranks, const std::string& table,
 }  // namespace
 
 int64_t trace_origin_ns(store::RunReader& reader) {
-  auto w = [&](const char* table) { return std::string(" WHERE ") + reader.where(table); };
-  store::Statement s(
-      reader.connection(),
-      "WITH RECURSIVE " + ranks_of("cr", "collectives") + ", " + ranks_of("kr", "kernels") +
-          " SELECT min(t) AS earliest_time FROM (" +
-          min_by_rank("cr", "collectives", "host_start_ns", reader.where("collectives")) +
-          " UNION ALL SELECT min(start_ns) FROM collectives" + w("collectives") + " UNION ALL " +
-          min_by_rank("kr", "kernels", "start_ns", reader.where("kernels")) +
-          " UNION ALL SELECT min(start_ns) FROM ranges" + w("ranges") +
-          " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") + ")");
-  // time(): a stored value outside the time range is a damaged file, not an
-  // origin every other time would overflow against.
-  return s.step() && !s.is_null(0) ? s.time(0) : 0;
+  // One file's tables are seeked rank by rank on their (rank, time) indexes;
+  // a run's rank files have no such index and hold one rank each.
+  auto files = reader.parts();
+  const bool indexed = files.size() == 1;
+  int64_t origin = INT64_MAX;
+  for (store::RunReader* file : files) {
+    auto w = [&](const char* table) { return std::string(" WHERE ") + file->where(table); };
+    auto by_rank = [&](const std::string& ranks, const char* table, const char* column) {
+      return indexed ? min_by_rank(ranks, table, column, file->where(table))
+                     : std::string("SELECT min(") + column + ") AS t FROM " + table + w(table);
+    };
+    store::Statement s(file->connection(),
+                       "WITH RECURSIVE " + ranks_of("cr", "collectives") + ", " +
+                           ranks_of("kr", "kernels") + " SELECT min(t) AS earliest_time FROM (" +
+                           by_rank("cr", "collectives", "host_start_ns") +
+                           " UNION ALL SELECT min(start_ns) FROM collectives" + w("collectives") +
+                           " UNION ALL " + by_rank("kr", "kernels", "start_ns") +
+                           " UNION ALL SELECT min(start_ns) FROM ranges" + w("ranges") +
+                           " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") + ")");
+    // time(): a stored value outside the time range is a damaged file, not an
+    // origin every other time would overflow against.
+    if (s.step() && !s.is_null(0)) origin = std::min(origin, s.time(0));
+  }
+  return origin == INT64_MAX ? 0 : origin;
 }
 
 CollectiveBackends::CollectiveBackends(store::RunReader& reader) {
@@ -243,13 +257,18 @@ bool CollectiveBackends::gloo(const CollectiveRecord& c) const {
 void walk_run(store::RunReader& reader, TraceSink& out) {
   // Host enqueues are slices too: the count may pass the rows a little.
   CountingSink sink(out, uint64_t(event_rows(reader)));
-  auto& db = reader.connection();
   sink.begin({reader.path(), reader.timeline(), trace_origin_ns(reader)});
   Tracks tracks(sink, reader.processes());
   walk_collectives(sink, tracks, reader);
-  walk_kernels(sink, tracks, reader);
-  walk_host_spans(sink, tracks, db, ranges_sql(reader), Track::nvtx, "nvtx");
-  walk_host_spans(sink, tracks, db, syncs_sql(reader), Track::syncs, "sync");
+  // Each file's rows in the order one run database gives them: kernels and
+  // syncs as stored (the merge's order), ranges by rank, and so kernels of
+  // some ranks (rank_order).
+  const bool some_ranks = !reader.filter().ranks.empty();
+  for (store::RunReader* file : reader.parts(some_ranks)) walk_kernels(sink, tracks, *file);
+  for (store::RunReader* file : reader.parts(true))
+    walk_host_spans(sink, tracks, *file, ranges_sql(*file), Track::nvtx, "nvtx");
+  for (store::RunReader* file : reader.parts())
+    walk_host_spans(sink, tracks, *file, syncs_sql(*file), Track::syncs, "sync");
   sink.end();
   core::progress::finish();
 }

@@ -160,6 +160,12 @@ def cases(f):
         ("report: a table without its columns", ["report", f.wrong_columns], f.wrong_columns, []),
         ("report: unreadable", ["report", f.unreadable], f.unreadable, []),
         ("report: empty path", ["report", ""], "ddpscope: ", []),
+        ("report DIR: no rank files", ["report", f.empty_ranks], f.empty_ranks, []),
+        ("report DIR: a damaged rank file", ["report", f.bad_rank, "--json", out],
+         os.path.join(f.bad_rank, "rank-1.db"), [out]),
+        ("report DIR: one rank twice", ["report", f.twin_ranks, "--json", out], "rank 0", [out]),
+        ("report DIR: a merged run as a rank file", ["report", f.merged_as_rank, "--json", out],
+         os.path.join(f.merged_as_rank, "rank-0.db"), [out]),
         # report: the outputs
         ("report --json: no such directory", ["report", "-q", f.run, "--json", nodir_out],
          nodir_out, [nodir_out]),

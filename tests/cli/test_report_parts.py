@@ -8,12 +8,17 @@ writer and merged by `ddpscope merge`. Checked:
   iterations (ranks x iterations x 10) in the analysis, the JSON and the
   trace (the trace honours the part too);
 - `--iterations` past the last iteration is one line naming the flag, exit 2;
+- `report DIR` reads the rank files together, unmerged: every output (the
+  terminal's, JSON, CSV, HTML, trace) equals the merged run's, byte for byte
+  but the run's name, for the whole run and for parts, straggler named;
+  and under a soft limit of 12 open files (report raises it);
 - on a terminal (a pty) merge and report draw a progress line on stderr and
   clear it; through a pipe stderr carries no progress at all.
 """
 import json
 import os
 import pty
+import resource
 import re
 import subprocess
 import sys
@@ -124,6 +129,44 @@ class ReportParts(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"part       iterations 10-19 of rank 2: ranks 2-5,9, "
                                    r"[0-9.]+ s to [0-9.]+ s after the start\n")
+
+    def every_output(self, run_path, name, *flags):
+        """What `report` writes of run_path, file by file, its name made RUN."""
+        out = os.path.join(self.tmp.name, name)
+        os.makedirs(out, exist_ok=True)
+        r = run("report", run_path, "--json", f"{out}/r.json", "--csv", f"{out}/csv", "--html",
+                f"{out}/r.html", "--trace", f"{out}/r.trace.json", *flags)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        files = {"terminal": r.stdout}
+        for root, _, names in os.walk(out):
+            for n in names:
+                with open(os.path.join(root, n)) as f:
+                    files[os.path.relpath(os.path.join(root, n), out)] = f.read()
+        return {k: v.replace(run_path, "RUN") for k, v in files.items()}
+
+    def test_rank_files_read_together_report_as_merged(self):
+        for flags in [(), ("--ranks", "2-4,9"), ("--iterations", "10-19", "--ranks", "0-7")]:
+            with self.subTest(flags=flags):
+                merged = self.every_output(self.run_db, "merged", *flags)
+                unmerged = self.every_output(self.dir, "unmerged", *flags)
+                self.assertEqual(sorted(unmerged), sorted(merged))
+                for name in merged:
+                    self.assertEqual(unmerged[name], merged[name], name)
+                recs = json.loads(unmerged["r.json"])["recommendations"]
+                self.assertIn("rank 3", " ".join(r["setting"] for r in recs))  # the straggler
+
+    def test_rank_files_past_the_open_files_soft_limit(self):
+        """16 rank files open at once under a soft limit of 12 open files:
+        report raises it toward the hard limit, as any user may."""
+        def low_limit():
+            resource.setrlimit(resource.RLIMIT_NOFILE,
+                               (12, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        out = os.path.join(self.tmp.name, "low-limit.json")
+        r = subprocess.run([DDPSCOPE, "report", "-q", self.dir, "--json", out],
+                           capture_output=True, text=True, preexec_fn=low_limit)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            self.assertEqual(len(json.load(f)["ranks"]), RANKS)
 
     def test_progress_line_on_a_terminal_only(self):
         code, out, tty = self.merge

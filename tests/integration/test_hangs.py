@@ -22,6 +22,8 @@ Real 3-rank Gloo DDP jobs (examples/ddp_train.py) under `ddpscope record`:
 - Mismatch: at iteration 3 ranks 0 and 1 all-reduce 4 elements, rank 2 seven
   (Gloo's enforce aborts it): mismatches[] names both counts, every rank's
   file is there, the run merged.
+- Unmerged: `report DIR` of the stall's rank files (read together, not
+  merged) prints and writes what the report of run.db does.
 - Stacks: in the stall, record asks every rank for its Python stacks before
   passing SIGINT on; the report shows the stalled rank at the line it stopped
   on (examples/ddp_train.py, in stall()).
@@ -84,6 +86,20 @@ def report(out, *flags):
         raise AssertionError(f"report failed: {r.stderr}")
     with open(path) as f:
         return json.load(f)
+
+
+def every_output(run, out):
+    """The terminal's, JSON and trace of `report run`, its name made RUN."""
+    os.makedirs(out)
+    r = subprocess.run([DDPSCOPE, "report", run, "--json", f"{out}/r.json", "--trace",
+                        f"{out}/r.trace.json"], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise AssertionError(f"report {run} failed: {r.stderr}")
+    texts = [r.stdout]
+    for name in ("r.json", "r.trace.json"):
+        with open(os.path.join(out, name)) as f:
+            texts.append(f.read())
+    return [t.replace(run, "RUN") for t in texts]
 
 
 def inflight(db_path):
@@ -181,6 +197,10 @@ class Stall(unittest.TestCase):
             self.assertEqual(stacks[2][0], f"{TRAIN}:{stall_line()} in stall")
             # A part of the run has no diagnosis: rank 2 left out is not missing.
             self.assertEqual(report(out, "--ranks", "0,1")["hangs"], [])
+            # The rank files read together, unmerged, report it all the same.
+            with tempfile.TemporaryDirectory() as outputs:
+                self.assertEqual(every_output(out, os.path.join(outputs, "unmerged")),
+                                 every_output(run, os.path.join(outputs, "merged")))
 
 
 class Die(unittest.TestCase):

@@ -214,3 +214,44 @@ TEST_CASE("statically linked NCCL with copy-engine all-gathers: the plugin alone
   }
   CHECK(gathers == int(kCopyEngineGathers));
 }
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// `report` of `run` (a run.db or a directory of rank files) as JSON and as a
+// Chrome trace, the run's name in them written as `as`.
+std::string report_of(const std::string& run, const std::string& out, const std::string& as) {
+  auto r = testing::run(
+      {DDPSCOPE_BIN, "report", "-q", run, "--json", out + ".json", "--trace", out + ".trace.json"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::string text = slurp(out + ".json") + slurp(out + ".trace.json");
+  for (size_t at = 0; (at = text.find(run, at)) != std::string::npos; at += as.size())
+    text.replace(at, run.size(), as);
+  return text;
+}
+
+}  // namespace
+
+// The join of the merge, done on the rank files as they are read
+// (profiler/store/placed_rank_file.h): hook rows joined, rows of the plugin
+// alone (static NCCL), copy-engine collectives timed by their CE events.
+TEST_CASE("report of the rank files read together: the report of their merge, plugin joined") {
+  const std::pair<const char*, std::map<std::string, std::string>> jobs[] = {
+      {JOB_EXE, {{"DDPSCOPE_QUIET", "1"}}},
+      {STATIC_JOB_EXE, {{"DDPSCOPE_QUIET", "1"}}},
+      {JOB_EXE, kCopyEngine}};
+  int k = 0;
+  for (const auto& [exe, env] : jobs) {
+    auto db = record(exe, "join_unmerged" + std::to_string(k++), true, env);
+    auto dir = std::filesystem::path(db).parent_path().string();
+    INFO(db);
+    auto merged = report_of(db, dir + "/merged", "RUN");
+    CHECK_THAT(merged, Catch::Contains("\"algo\""));  // NCCL's choices joined
+    CHECK(report_of(dir, dir + "/unmerged", "RUN") == merged);
+  }
+}
