@@ -1,6 +1,7 @@
 #include "profiler/analysis/rank_view.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "profiler/core/parallel.h"
 #include "profiler/core/stats.h"
@@ -100,8 +101,9 @@ FilesRead read_files(store::RunReader& reader) {
   });
   FilesRead out = std::move(runs[0]);
   for (size_t k = 1; k < runs.size(); ++k) {
-    out.collectives.insert(out.collectives.end(), runs[k].collectives.begin(),
-                           runs[k].collectives.end());
+    out.collectives.insert(out.collectives.end(),
+                           std::make_move_iterator(runs[k].collectives.begin()),
+                           std::make_move_iterator(runs[k].collectives.end()));
     runs[k].collectives = {};
     append(out.kernels, std::move(runs[k].kernels));
   }

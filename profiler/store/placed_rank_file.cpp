@@ -16,12 +16,6 @@ bool joined_table(const TableSpec& t) {
   return false;
 }
 
-std::string column_names(const TableSpec& t) {
-  std::string s;
-  for (const auto& c : t.columns) s += (s.empty() ? "" : ", ") + std::string(c.name);
-  return s;
-}
-
 // "SELECT <placed columns> [FROM main.t]": no rows for a table the merge does
 // not take from rank files (the launch account's, the tuner's) or one the
 // file's schema predates.
@@ -71,7 +65,7 @@ int64_t place_rank_file(Connection& conn, int version, const Placement& p) {
     if (join && joined_table(*t)) {
       std::string create = create_sql(*t);
       conn.exec("CREATE TEMP" + create.substr(std::string_view("CREATE").size()));
-      conn.exec("INSERT INTO temp." + std::string(t->name) + "(" + column_names(*t) + ") " +
+      conn.exec("INSERT INTO temp." + std::string(t->name) + "(" + column_list(*t) + ") " +
                 placed_rows(*t, version, p, false) + " ORDER BY rowid");
     } else if (!reads_as_placed(conn, *t, version)) {
       conn.exec("CREATE TEMP VIEW " + std::string(t->name) + " AS " +

@@ -46,6 +46,18 @@ void allow_open_files(size_t files) {
   setrlimit(RLIMIT_NOFILE, &l);
 }
 
+// R of a `where` that reads "rank = R" or "rank = R AND ...": its rows are
+// one rank's.
+std::optional<int> rank_chosen(const std::string& where) {
+  constexpr std::string_view kPrefix = "rank = ";
+  if (where.rfind(kPrefix, 0) != 0) return std::nullopt;
+  const char* last = where.data() + where.size();
+  int rank = 0;
+  auto [end, ec] = std::from_chars(where.data() + kPrefix.size(), last, rank);
+  if (ec != std::errc() || (end != last && *end != ' ')) return std::nullopt;
+  return rank;
+}
+
 }  // namespace
 
 RunReader::RunReader(const std::string& path) : RunReader(path, true) {}
@@ -105,8 +117,6 @@ RunReader::RunReader(const std::string& dir, const std::vector<std::string>& ran
   meta_ = merged_meta(heads);
   // The merge writes the launch account before any rank's rows.
   parts_.insert(parts_.begin(), launch_part(dir, launch, heads));
-  launch_ = launch;
-  heads_ = std::move(heads);
   version_ = kSchemaVersion;
 }
 
@@ -151,19 +161,13 @@ RunReader& RunReader::part_of_rank(int rank) {
 }
 
 std::vector<RunReader*> RunReader::parts_for(const std::string& order, const std::string& where) {
-  // "rank = R ...": one part has its rows (thousands of statements saved at
+  // One part has the rank's rows (thousands of statements saved at
   // thousands of ranks, where a caller asks rank by rank).
-  int rank = 0;
-  if (where.rfind("rank = ", 0) == 0) {
-    const char* first = where.data() + 7;
-    const char* last = where.data() + where.size();
-    auto [end, ec] = std::from_chars(first, last, rank);
-    if (ec == std::errc() && (end == last || *end == ' ')) {
-      std::vector<RunReader*> out{parts_.front().get()};
-      RunReader& part = part_of_rank(rank);
-      if (&part != out.front()) out.push_back(&part);
-      return out;
-    }
+  if (auto rank = rank_chosen(where)) {
+    std::vector<RunReader*> out{parts_.front().get()};
+    RunReader& part = part_of_rank(*rank);
+    if (&part != out.front()) out.push_back(&part);
+    return out;
   }
   return parts(order.rfind("rank", 0) == 0);
 }
@@ -202,7 +206,7 @@ std::string RunReader::where(const std::string& table) const {
 }
 
 std::string RunReader::rank_order(const std::string& table, const std::string& where) const {
-  if (filter_.ranks.empty() && where.rfind("rank = ", 0) != 0) return "";
+  if (filter_.ranks.empty() && !rank_chosen(where)) return "";
   for (const TableSpec* t : tables())
     if (table == t->name && has_rank_time_index(*t))
       return std::string("rank, ") + event_time_column(*t) + ", rowid";
@@ -258,18 +262,7 @@ std::optional<std::pair<int64_t, int64_t>> RunReader::rowid_range(const std::str
 }
 
 std::unique_ptr<RunReader> RunReader::one_pass_beside() const {
-  if (!conn_) {
-    auto r = std::unique_ptr<RunReader>(new RunReader());
-    r->path_ = path_;
-    r->version_ = version_;
-    r->meta_ = meta_;
-    r->launch_ = launch_;
-    r->heads_ = heads_;
-    r->parts_.push_back(launch_part(path_, launch_, heads_));
-    for (size_t i = 1; i < parts_.size(); ++i) r->parts_.push_back(parts_[i]->one_pass_beside());
-    r->set_filter(filter_);
-    return r;
-  }
+  if (!conn_) throw std::logic_error("one_pass_beside of several files: read them by parts()");
   // Checked once already, when this reader opened it.
   auto r = std::unique_ptr<RunReader>(new RunReader(path(), false));
   if (placement_) r->place(*placement_);

@@ -73,7 +73,8 @@ class RunReader {
   std::optional<std::pair<int64_t, int64_t>> rowid_range(const std::string& table);
   // Another reader of the same file, with the same filter, for a thread that
   // reads its own part of a table once: not memory-mapped, since mapped pages
-  // count as the process's memory and reading them once is no faster.
+  // count as the process's memory and reading them once is no faster. Of one
+  // file only: rank files read together are read by parts().
   std::unique_ptr<RunReader> one_pass_beside() const;
   // Every shape of every collective but point-to-point ones (their numbers do
   // not pair ranks up), ordered by comm_id and seq: a seq with more than one
@@ -130,8 +131,6 @@ class RunReader {
   // Reading several files: the launch account's rows, then each file's.
   std::vector<std::unique_ptr<RunReader>> parts_;
   std::map<std::string, std::string> meta_;
-  LaunchAccount launch_;
-  std::vector<RankFileHead> heads_;
   std::optional<Placement> placement_;
 };
 

@@ -7,12 +7,6 @@
 namespace ddpscope::store {
 namespace {
 
-std::string column_list(const TableSpec& t) {
-  std::string s;
-  for (const auto& c : t.columns) s += (s.empty() ? "" : ", ") + std::string(c.name);
-  return s;
-}
-
 bool is_time(std::string_view name) {
   return name.size() > 3 && name.substr(name.size() - 3) == "_ns" && name != "clock_offset_ns";
 }
@@ -49,6 +43,12 @@ std::span<const TableSpec* const> tables() {
       &tune_results_table(),
   };
   return all;
+}
+
+std::string column_list(const TableSpec& t) {
+  std::string s;
+  for (const auto& c : t.columns) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
 }
 
 std::string create_sql(const TableSpec& t) {

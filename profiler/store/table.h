@@ -42,6 +42,8 @@ struct TableSpec {
 std::span<const TableSpec* const> tables();
 
 std::string create_sql(const TableSpec& t);
+// "c1, c2, ...": the table's column names, in order.
+std::string column_list(const TableSpec& t);
 // "INSERT INTO t(c1, ...) VALUES(?,...),..." for `rows` rows.
 std::string insert_sql(const TableSpec& t, int rows);
 // "SELECT c1, ... FROM t" from a file of schema `version`: a column added
