@@ -86,10 +86,11 @@ Run add_check(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "check", "compare a candidate run with a baseline; exit 1 on a communication regression");
   sub->add_option("--baseline", a->baseline,
-                  "baseline run.db or tuner DB (repeat, or comma-separate, for repeated runs)")
+                  "baseline run.db, recording directory (its rank files) or tuner DB (repeat, "
+                  "or comma-separate, for repeated runs)")
       ->required()
       ->delimiter(',');
-  sub->add_option("--candidate", a->candidate, "candidate run.db or tuner DB (may repeat)")
+  sub->add_option("--candidate", a->candidate, "candidate run.db, recording directory or tuner DB (may repeat)")
       ->required()
       ->delimiter(',');
   sub->add_option("--tolerance", a->tolerance_pct,

@@ -88,6 +88,8 @@ class RunReader {
   // The part that holds `rank`'s rows (itself for a single file).
   RunReader& part_of_rank(int rank);
 
+  // True for rank files read together: SQL of one's own then runs on parts().
+  bool several_files() const { return !conn_; }
   Connection& connection() {
     if (!conn_) throw std::logic_error("connection() of several files: use parts()");
     return *conn_;

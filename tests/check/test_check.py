@@ -143,6 +143,21 @@ class RecordedRuns(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.stderr)
         return os.path.join(out, "run.db"), params_digests(params, nproc)
 
+    def check_rank_files_as_merged(self, baseline, candidate):
+        def side(runs):
+            return ",".join(runs)
+        dirs = [os.path.dirname(r) for r in baseline]
+        merged = check("--baseline", side(baseline), "--candidate", candidate,
+                       "--tolerance", str(RERUN_TOLERANCE_PCT))
+        ranks = check("--baseline", side(dirs), "--candidate", os.path.dirname(candidate),
+                      "--tolerance", str(RERUN_TOLERANCE_PCT))
+        self.assertEqual(ranks.returncode, merged.returncode, ranks.stdout + ranks.stderr)
+        self.assertIn("no regression", ranks.stdout)
+        named = merged.stdout
+        for run in [*baseline, candidate]:
+            named = named.replace(run, os.path.dirname(run))
+        self.assertEqual(ranks.stdout, named)
+
     def test_reruns_pass_and_slow_network_fails(self):
         with tempfile.TemporaryDirectory() as tmp:
             # Baseline runs interleaved with the reruns, as CI keeps baselines from
@@ -173,6 +188,10 @@ class RecordedRuns(unittest.TestCase):
                 self.assertEqual(failed_names(cases), [])
                 self.assertIn("communication per iteration", cases)
                 self.assertIn("exposed communication per iteration", cases)
+
+            # The recordings' directories, their rank files read together
+            # (no run.db), give the same verdict, figure for figure.
+            self.check_rank_files_as_merged(baseline, reruns[0])
 
             # 0.05 MB buckets instead of 25: DDP gives every layer a bucket of its
             # own (torch 1.13 after a first 1 MB bucket: 2 -> 5; torch 2.15 caps

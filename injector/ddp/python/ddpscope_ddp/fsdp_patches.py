@@ -38,6 +38,7 @@ _all_gather_pgs = {}  # unit number -> its all-gather group's key (for its waits
 _BACKWARD_STATES = set()  # ids of FSDP's TrainingState members of backward (an enum
 # member's hash is Python code: its id is not)
 _roots = {}  # id(root FSDPState) -> its unit numbers, while the state lives
+_UNSHARDED = [None]  # FSDP's ShardedState.UNSHARDED, where this torch has it
 _count = [0]
 
 
@@ -64,6 +65,7 @@ def patch_param_group(mod):
     states = getattr(mod, "TrainingState", None)
     _BACKWARD_STATES.update(id(getattr(states, n)) for n in ("PRE_BACKWARD", "POST_BACKWARD")
                             if hasattr(states, n))
+    _UNSHARDED[0] = getattr(getattr(mod, "ShardedState", None), "UNSHARDED", None)
     cls = mod.FSDPParamGroup
     cls.unshard = _follow_unshard(cls.unshard)
     cls.wait_for_unshard = _follow_wait(cls.wait_for_unshard)
@@ -76,7 +78,6 @@ def patch_param_group(mod):
 def patch_state(mod):
     _need_builtins()
     cls = mod.FSDPState
-    cls._lazy_init = _follow_lazy_init(cls._lazy_init)
     cls._root_pre_forward = _follow_root_pre_forward(cls._root_pre_forward)
     callback = getattr(cls, "_root_post_backward_final_callback", None)
     if callback is not None:
@@ -87,16 +88,23 @@ def patch_state(mod):
 #
 # On every collective's path: each wrapper is one frame that notes its event
 # through fsdp_events' builtins (no ctypes call, no frame of their own), and
-# checks compiling through torch's own function, bound once.
+# checks compiling at one more frame (native.fast_compile_check, bound once).
 
 
 def _follow_unshard(unshard):
-    is_compiling = native.compile_check()
+    dynamo_compiling, compiler = native.fast_compile_check()
+
+    unsharded = _UNSHARDED[0] or object()  # a torch without it: never equal
 
     @functools.wraps(unshard)
     def unshard_followed(self, *args, **kwargs):
         unit = _units.get(id(self))
-        if unit is None or is_compiling():
+        # FSDP's unshard does nothing for a unit unsharded or unsharding
+        # already (a third of the calls: the root's in backward, a prefetched
+        # unit's own): passed on before any other work of ours.
+        if (unit is None or getattr(self, "_all_gather_result", None) is not None or
+                getattr(self, "_sharded_state", None) is unsharded or dynamo_compiling() or
+                compiler._is_compiling_flag):
             return unshard(self, *args, **kwargs)
         backward = id(getattr(self, "_training_state", None)) in _BACKWARD_STATES
         flags = PREFETCH if _local.prefetching else 0
@@ -125,12 +133,13 @@ def _follow_prefetch(prefetch):
 
 def _follow_wait(wait):
     """The moment the unit needs its parameters, and how long it waited."""
-    is_compiling = native.compile_check()
+    dynamo_compiling, compiler = native.fast_compile_check()
 
     @functools.wraps(wait)
     def wait_followed(self, *args, **kwargs):
         unit = _units.get(id(self))
-        if unit is None or is_compiling() or getattr(self, "_all_gather_result", None) is None:
+        if (unit is None or getattr(self, "_all_gather_result", None) is None or
+                dynamo_compiling() or compiler._is_compiling_flag):
             return wait(self, *args, **kwargs)
         t_begin = fsdp_events.clock()
         try:
@@ -142,12 +151,12 @@ def _follow_wait(wait):
 
 
 def _follow_post_backward(post_backward):
-    is_compiling = native.compile_check()
+    dynamo_compiling, compiler = native.fast_compile_check()
 
     @functools.wraps(post_backward)
     def post_backward_followed(self, *args, **kwargs):
         unit = _units.get(id(self))
-        if unit is None or is_compiling():
+        if unit is None or dynamo_compiling() or compiler._is_compiling_flag:
             return post_backward(self, *args, **kwargs)
         saved = _local.context
         _local.context = (unit, None, 0)
@@ -162,23 +171,12 @@ def _follow_post_backward(post_backward):
 # --- the root: facts once, and the step's marks ------------------------------
 
 
-def _follow_lazy_init(lazy_init):
-    @functools.wraps(lazy_init)
-    def lazy_init_followed(self, *args, **kwargs):
-        result = lazy_init(self, *args, **kwargs)
-        if getattr(self, "_is_root", None) and id(self) not in _roots and not native.compiling():
-            try:
-                _note_root(self)
-            except Exception as e:  # a torch we do not know: the job goes on
-                native.notice(f"could not read FSDP's units ({type(e).__name__}: {e})")
-        return result
-
-    return lazy_init_followed
-
-
 def _follow_root_pre_forward(root_pre_forward):
-    """Every state's forward calls it; only a root's begins a step (and the
-    first call makes the roots: _lazy_init runs inside it)."""
+    """Every state's forward calls it; only a root's begins a step. Its
+    first call makes the roots (_lazy_init runs inside it), and the root's
+    units are read then, before its forward unshards any of them: here
+    rather than in a wrapper of _lazy_init, which every state's forward
+    calls too, one more frame a unit a step."""
 
     @functools.wraps(root_pre_forward)
     def root_pre_forward_followed(self, *args, **kwargs):
@@ -191,6 +189,8 @@ def _follow_root_pre_forward(root_pre_forward):
             return root_pre_forward(self, *args, **kwargs)
         finally:
             units = _roots.get(id(self))
+            if units is None and getattr(self, "_is_root", None):
+                units = _first_seen_root(self)
             if starts and units:
                 fsdp_events.mark(STEP, units[0], 0, t_begin)
 
@@ -212,6 +212,19 @@ def _follow_backward_end(callback):
     return backward_end_followed
 
 
+def _first_seen_root(root):
+    """The root's units, read from FSDP (None while compiling, or where
+    this torch's structure is not known: the job goes on)."""
+    if native.compiling():
+        return None
+    try:
+        return _note_root(root)
+    except Exception as e:
+        native.notice(f"could not read FSDP's units ({type(e).__name__}: {e})")
+        _roots[id(root)] = []  # said once (kept: a torch we cannot read stays so)
+        return None
+
+
 def _note_root(root):
     import torch
 
@@ -228,6 +241,7 @@ def _note_root(root):
             _note_unit(group, unit, units[0], torch)
     _roots[id(root)] = units
     weakref.finalize(root, _roots.pop, id(root), None)
+    return units
 
 
 def _single_group(state):

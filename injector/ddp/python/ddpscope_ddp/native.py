@@ -173,3 +173,23 @@ def compile_check():
 def compiling():
     """True while torch.compile traces: wrappers then stay out of the graph."""
     return compile_check()()
+
+
+def fast_compile_check():
+    """(dynamo_compiling, compiler) for a hot wrapper to test as
+    `dynamo_compiling() or compiler._is_compiling_flag`, which is what
+    torch.compiler.is_compiling() says, at one Python frame instead of two:
+    is_compiling also asks torch.jit.is_scripting(), False wherever Python
+    runs a wrapper, then reads that flag (export's tracing sets it); dynamo
+    folds is_dynamo_compiling() to True while it traces. FSDP's wrappers run
+    it on every collective, where each frame costs about a microsecond of
+    cold caches. A torch without either: compile_check() alone."""
+    torch = sys.modules.get("torch")
+    compiler = getattr(torch, "compiler", None) if torch is not None else None
+    dynamo_compiling = getattr(compiler, "is_dynamo_compiling", None)
+    if dynamo_compiling is None or not hasattr(compiler, "_is_compiling_flag"):
+        return compile_check(), _NO_FLAG
+    return dynamo_compiling, compiler
+
+
+_NO_FLAG = type("NoFlag", (), {"__slots__": (), "_is_compiling_flag": False})()
