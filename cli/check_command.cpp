@@ -90,7 +90,8 @@ Run add_check(CLI::App& app) {
                   "or comma-separate, for repeated runs)")
       ->required()
       ->delimiter(',');
-  sub->add_option("--candidate", a->candidate, "candidate run.db, recording directory or tuner DB (may repeat)")
+  sub->add_option("--candidate", a->candidate,
+                  "candidate run.db, recording directory or tuner DB (may repeat)")
       ->required()
       ->delimiter(',');
   sub->add_option("--tolerance", a->tolerance_pct,

@@ -116,6 +116,53 @@ print(ev.mark(4, 3, 77, ev.clock()), ev.mark("not a kind", 3, 0, 0))
             (3, "wait", -1, -1, 0, 1)])
         self.assertEqual(pg_keys, [(int(lines[0]),), (int(lines[0]),), (77,)])  # id(pg), the mark's
 
+    def test_fsdp_wrappers_take_fsdps_own_parameters(self):
+        # Each FSDP wrapper has its method's parameters (no *args/**kwargs on
+        # the hot path); a method of another shape is left as it is, with a
+        # notice, and still called with what the caller gave.
+        script = r"""
+import inspect
+from ddpscope_ddp import fsdp_patches as fp
+class Group:
+    def unshard(self, async_op=False, extra=None):  # not torch's shape
+        return ("unshard", async_op, extra)
+    def wait_for_unshard(self):  # torch's shape
+        return "waited"
+Group.unshard = fp._follow_unshard(Group.unshard)
+Group.wait_for_unshard = fp._follow_wait(Group.wait_for_unshard)
+g = Group()
+print(g.unshard(extra=1), g.wait_for_unshard())
+print(hasattr(Group.unshard, "__wrapped__"), hasattr(Group.wait_for_unshard, "__wrapped__"))
+try:
+    from torch.distributed.fsdp._fully_shard import _fsdp_param_group as pg, _fsdp_state as st
+except Exception:  # torch 1.13: none (Debian's raises ValueError importing it)
+    print("no FSDP2")
+else:
+    for cls, name in [(pg.FSDPParamGroup, "unshard"), (pg.FSDPParamGroup, "wait_for_unshard"),
+                      (pg.FSDPParamGroup, "post_backward"), (st.FSDPState, "_root_pre_forward"),
+                      (st.FSDPState, "_root_post_backward_final_callback")]:
+        f = getattr(cls, name)
+        same = inspect.signature(f, follow_wrapped=False) == inspect.signature(f.__wrapped__)
+        print(name, "followed", same)
+    f = pg.FSDPParamGroup.__dict__["_prefetch_unshard"].__func__
+    print("_prefetch_unshard followed", hasattr(f, "__wrapped__"))
+"""
+        out = os.path.join(self.dir, "rec")
+        env = dict(JOB_ENV, DDPSCOPE_QUIET="0")
+        res = subprocess.run([DDPSCOPE, "record", "-o", out, "--", PY, "-c", script],
+                             capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        lines = res.stdout.splitlines()
+        self.assertEqual(lines[:2], ["('unshard', False, 1) waited", "False True"])
+        self.assertIn("FSDP's Group.unshard is not as torch 2.11-2.15 have it: not followed",
+                      res.stderr)
+        if lines[2] != "no FSDP2":
+            self.assertEqual(lines[2:], [
+                "unshard followed True", "wait_for_unshard followed True",
+                "post_backward followed True", "_root_pre_forward followed True",
+                "_root_post_backward_final_callback followed True",
+                "_prefetch_unshard followed True"])
+
     def test_buckets_from_ddp_and_from_the_pattern(self):
         args = ["--iters", "5", "--layers", "4", "--width", "128", "--bucket-cap-mb", "0.1"]
         log = os.path.join(self.dir, "log")

@@ -23,6 +23,7 @@ fact or mark is left out and the job goes on.
 """
 
 import functools
+import inspect
 import threading
 import weakref
 
@@ -89,15 +90,45 @@ def patch_state(mod):
 # On every collective's path: each wrapper is one frame that notes its event
 # through fsdp_events' builtins (no ctypes call, no frame of their own), and
 # checks compiling at one more frame (native.fast_compile_check, bound once).
+# Each takes the parameters of the method it wraps, as torch 2.11 to 2.15
+# name them (_same_shape): a wrapper of *args and **kwargs builds a tuple and
+# a dict on every call and passes them on the slow way, five times the cost
+# of the call itself.
+
+
+def _shape(params):
+    """Names and kinds; a *args's name does not matter to a caller."""
+    return [("*" if p.kind == p.VAR_POSITIONAL else p.name, p.kind) for p in params]
+
+
+def _same_shape(original, wrapper):
+    """`wrapper` in place of `original` where their parameters are the same
+    (names and kinds; the method's defaults are given to the wrapper);
+    else `original` itself, not followed, with a notice: a torch whose FSDP
+    differs loses that mark, never its call."""
+    # Through torch's own decorators (2.15's _dynamo_disable and
+    # _disable_functorch_if_active take *args, **kwargs) to the method.
+    method = inspect.unwrap(original)
+    try:
+        ours = inspect.signature(wrapper, follow_wrapped=False).parameters.values()
+        theirs = inspect.signature(method, follow_wrapped=False).parameters.values()
+        same = _shape(ours) == _shape(theirs)
+    except (TypeError, ValueError):
+        same = False
+    if not same:
+        native.notice(f"FSDP's {getattr(original, '__qualname__', original)} is not as torch "
+                      "2.11-2.15 have it: not followed")
+        return original
+    wrapper.__defaults__ = getattr(method, "__defaults__", None)
+    wrapper.__kwdefaults__ = getattr(method, "__kwdefaults__", None)
+    return functools.update_wrapper(wrapper, original)
 
 
 def _follow_unshard(unshard):
     dynamo_compiling, compiler = native.fast_compile_check()
-
     unsharded = _UNSHARDED[0] or object()  # a torch without it: never equal
 
-    @functools.wraps(unshard)
-    def unshard_followed(self, *args, **kwargs):
+    def unshard_followed(self, async_op):
         unit = _units.get(id(self))
         # FSDP's unshard does nothing for a unit unsharded or unsharding
         # already (a third of the calls: the root's in backward, a prefetched
@@ -105,67 +136,64 @@ def _follow_unshard(unshard):
         if (unit is None or getattr(self, "_all_gather_result", None) is not None or
                 getattr(self, "_sharded_state", None) is unsharded or dynamo_compiling() or
                 compiler._is_compiling_flag):
-            return unshard(self, *args, **kwargs)
+            return unshard(self, async_op)
         backward = id(getattr(self, "_training_state", None)) in _BACKWARD_STATES
         flags = PREFETCH if _local.prefetching else 0
         saved = _local.context
         _local.context = (unit, BACKWARD_ALL_GATHER if backward else FORWARD_ALL_GATHER, flags)
         try:
-            return unshard(self, *args, **kwargs)
+            return unshard(self, async_op)
         finally:
             _local.context = saved
 
-    return unshard_followed
+    return _same_shape(unshard, unshard_followed)
 
 
 def _follow_prefetch(prefetch):
-    @functools.wraps(prefetch)
-    def prefetch_followed(*args, **kwargs):
+    def prefetch_followed(target_fsdp_param_group, pass_type):
         saved = _local.prefetching
         _local.prefetching = True
         try:
-            return prefetch(*args, **kwargs)
+            return prefetch(target_fsdp_param_group, pass_type)
         finally:
             _local.prefetching = saved
 
-    return prefetch_followed
+    return _same_shape(prefetch, prefetch_followed)
 
 
 def _follow_wait(wait):
     """The moment the unit needs its parameters, and how long it waited."""
     dynamo_compiling, compiler = native.fast_compile_check()
 
-    @functools.wraps(wait)
-    def wait_followed(self, *args, **kwargs):
+    def wait_followed(self):
         unit = _units.get(id(self))
         if (unit is None or getattr(self, "_all_gather_result", None) is None or
                 dynamo_compiling() or compiler._is_compiling_flag):
-            return wait(self, *args, **kwargs)
+            return wait(self)
         t_begin = fsdp_events.clock()
         try:
-            return wait(self, *args, **kwargs)
+            return wait(self)
         finally:
             fsdp_events.mark(WAIT, unit, _all_gather_pgs.get(unit, 0), t_begin)
 
-    return wait_followed
+    return _same_shape(wait, wait_followed)
 
 
 def _follow_post_backward(post_backward):
     dynamo_compiling, compiler = native.fast_compile_check()
 
-    @functools.wraps(post_backward)
-    def post_backward_followed(self, *args, **kwargs):
+    def post_backward_followed(self, *unused):
         unit = _units.get(id(self))
         if unit is None or dynamo_compiling() or compiler._is_compiling_flag:
-            return post_backward(self, *args, **kwargs)
+            return post_backward(self, *unused)
         saved = _local.context
         _local.context = (unit, None, 0)
         try:
-            return post_backward(self, *args, **kwargs)
+            return post_backward(self, *unused)
         finally:
             _local.context = saved
 
-    return post_backward_followed
+    return _same_shape(post_backward, post_backward_followed)
 
 
 # --- the root: facts once, and the step's marks ------------------------------
@@ -178,15 +206,14 @@ def _follow_root_pre_forward(root_pre_forward):
     rather than in a wrapper of _lazy_init, which every state's forward
     calls too, one more frame a unit a step."""
 
-    @functools.wraps(root_pre_forward)
-    def root_pre_forward_followed(self, *args, **kwargs):
+    def root_pre_forward_followed(self, module, args, kwargs):
         if getattr(self, "_is_root", None) is False:
-            return root_pre_forward(self, *args, **kwargs)
+            return root_pre_forward(self, module, args, kwargs)
         ctx = getattr(self, "_state_ctx", None)
         starts = ctx is not None and getattr(ctx, "iter_forward_root", None) is None
         t_begin = fsdp_events.clock()
         try:
-            return root_pre_forward(self, *args, **kwargs)
+            return root_pre_forward(self, module, args, kwargs)
         finally:
             units = _roots.get(id(self))
             if units is None and getattr(self, "_is_root", None):
@@ -194,22 +221,21 @@ def _follow_root_pre_forward(root_pre_forward):
             if starts and units:
                 fsdp_events.mark(STEP, units[0], 0, t_begin)
 
-    return root_pre_forward_followed
+    return _same_shape(root_pre_forward, root_pre_forward_followed)
 
 
 def _follow_backward_end(callback):
-    @functools.wraps(callback)
-    def backward_end_followed(self, *args, **kwargs):
+    def backward_end_followed(self):
         units = _roots.get(id(self))
         if not units:
-            return callback(self, *args, **kwargs)
+            return callback(self)
         t_begin = fsdp_events.clock()
         try:
-            return callback(self, *args, **kwargs)
+            return callback(self)
         finally:
             fsdp_events.mark(BACKWARD_END, units[0], 0, t_begin)
 
-    return backward_end_followed
+    return _same_shape(callback, backward_end_followed)
 
 
 def _first_seen_root(root):
