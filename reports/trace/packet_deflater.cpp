@@ -89,7 +89,7 @@ void PacketDeflater::write(const Bytes& packets, Bytes& deflated) {
   Bytes head;  // the packet around it: tag and length
   put_tag(head, kTracePacket, kLengthDelimited);
   put_varint(head, field.size() + size);
-  head.insert(head.end(), field.begin(), field.end());
+  head.append(field.data(), field.size());
   os_.write(head.data(), std::streamsize(head.size()));
   os_.write(deflated.data(), std::streamsize(size));
   if (!os_) throw std::runtime_error("write failed");

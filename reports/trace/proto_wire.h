@@ -6,18 +6,75 @@
 // https://protobuf.dev/programming-guides/encoding/
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ddpscope::reports::proto {
 
 enum WireType : uint8_t { kVarint = 0, kLengthDelimited = 2 };
 
-// A vector, not a std::string: libstdc++ keeps std::string's push_back out of
-// line (an extern template), a call per byte, which perf showed as the trace
-// writer's largest cost.
-using Bytes = std::vector<char>;
+// An append-only byte buffer. Neither std::string nor std::vector: each
+// kept its push_back out of line, a call per byte, which perf showed as the
+// trace writer's largest cost (std::vector's was 8 % of `report --trace`).
+// Here the one check per byte is inline, and growing is the rare call.
+class Bytes {
+ public:
+  Bytes() = default;
+  Bytes(Bytes&& o) noexcept : buf_(std::move(o.buf_)), used_(std::exchange(o.used_, 0)) {}
+  Bytes& operator=(Bytes&& o) noexcept {
+    buf_ = std::move(o.buf_);
+    used_ = std::exchange(o.used_, 0);
+    return *this;
+  }
+  Bytes(const Bytes&) = delete;
+  Bytes& operator=(const Bytes&) = delete;
+
+  size_t size() const { return used_; }
+  bool empty() const { return used_ == 0; }
+  size_t capacity() const { return buf_.size(); }
+  char* data() { return buf_.data(); }
+  const char* data() const { return buf_.data(); }
+  char& operator[](size_t i) { return buf_[i]; }
+  void clear() { used_ = 0; }
+  void reserve(size_t n) {
+    if (n > buf_.size()) buf_.resize(n);
+  }
+  // size() becomes n; bytes past the old size are unspecified (to be written).
+  void resize(size_t n) {
+    reserve(n);
+    used_ = n;
+  }
+  void push_back(char c) {
+    if (used_ == buf_.size()) grow(1);
+    buf_[used_++] = c;
+  }
+  void append(const char* p, size_t n) {
+    if (buf_.size() - used_ < n) grow(n);
+    std::memcpy(buf_.data() + used_, p, n);
+    used_ += n;
+  }
+  // Bytes p..p+n put at `pos`, what was there moved up.
+  void insert(size_t pos, const char* p, size_t n) {
+    if (buf_.size() - used_ < n) grow(n);
+    std::memmove(buf_.data() + pos + n, buf_.data() + pos, used_ - pos);
+    std::memcpy(buf_.data() + pos, p, n);
+    used_ += n;
+  }
+  void swap(Bytes& o) noexcept {
+    buf_.swap(o.buf_);
+    std::swap(used_, o.used_);
+  }
+
+ private:
+  void grow(size_t n) { buf_.resize(std::max(buf_.size() * 2, used_ + n)); }
+
+  std::vector<char> buf_;  // its size is the capacity
+  size_t used_ = 0;
+};
 
 inline void put_varint(Bytes& out, uint64_t v) {
   if (v < 0x80) {  // most tags, flags, iids and small values
@@ -28,7 +85,7 @@ inline void put_varint(Bytes& out, uint64_t v) {
   size_t n = 0;
   for (; v >= 0x80; v >>= 7) bytes[n++] = char(uint8_t(v) | 0x80);
   bytes[n++] = char(v);
-  out.insert(out.end(), bytes, bytes + n);
+  out.append(bytes, n);
 }
 
 inline void put_tag(Bytes& out, uint32_t field, WireType type) {
@@ -47,7 +104,7 @@ inline void put_int(Bytes& out, uint32_t field, int64_t v) { put_uint(out, field
 inline void put_bytes(Bytes& out, uint32_t field, std::string_view bytes) {
   put_tag(out, field, kLengthDelimited);
   put_varint(out, bytes.size());
-  out.insert(out.end(), bytes.begin(), bytes.end());
+  out.append(bytes.data(), bytes.size());
 }
 
 // A nested message written in place: the scope's contents are the message's
@@ -70,7 +127,7 @@ class Message {
     Bytes prefix;
     put_varint(prefix, length);
     out_[start_ - 1] = prefix[0];
-    out_.insert(out_.begin() + ptrdiff_t(start_), prefix.begin() + 1, prefix.end());
+    out_.insert(start_, prefix.data() + 1, prefix.size() - 1);
   }
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;

@@ -25,7 +25,7 @@ std::string bytes(std::initializer_list<int> values) {
   return out;
 }
 
-std::string text(const reports::proto::Bytes& b) { return std::string(b.begin(), b.end()); }
+std::string text(const reports::proto::Bytes& b) { return std::string(b.data(), b.size()); }
 
 }  // namespace
 
@@ -112,7 +112,8 @@ TEST_CASE("Protobuf wire: varints, tags and length-delimited fields") {
 
 TEST_CASE("Protobuf wire: nested messages of any length") {
   using namespace reports::proto;
-  Bytes out = {'x'};
+  Bytes out;
+  out.push_back('x');
   {
     Message outer(out, 3);
     put_uint(out, 1, 150);
