@@ -117,6 +117,8 @@ class RunReader {
   RunReader(const std::string& path, bool check);
   // A database already open (the launch account's, in memory).
   RunReader(std::unique_ptr<Connection> conn, const std::string& path);
+  // A rank file to be placed among others, read in one transaction.
+  static std::unique_ptr<RunReader> open_part(const std::string& path);
   static std::unique_ptr<RunReader> launch_part(const std::string& dir, const LaunchAccount& launch,
                                                 const std::vector<RankFileHead>& heads);
   // Shifts this rank file's rows into the run (placed_rank_file.h).
