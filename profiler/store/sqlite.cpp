@@ -9,11 +9,6 @@
 namespace ddpscope::store {
 
 Connection::Connection(const std::string& path, Mode mode) : path_(path) {
-  // SQLite counts every allocation under one process-wide mutex unless told
-  // not to, which it must be before its first use: with rank files read on
-  // several threads that mutex was contended (futex calls, task switches).
-  static const int no_memory_statistics = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-  (void)no_memory_statistics;  // SQLITE_MISUSE if SQLite was in use already
   int flags = SQLITE_OPEN_NOMUTEX;
   if (mode == Mode::read_only) flags |= SQLITE_OPEN_READONLY;
   if (mode == Mode::read_write) flags |= SQLITE_OPEN_READWRITE;
