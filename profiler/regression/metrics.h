@@ -56,9 +56,9 @@ const std::vector<std::string>& metric_families();
 
 // Everything a database holds that check can compare: its recorded run (if it
 // has collectives) and each of its tuner runs; or, for a directory, the run
-// its rank files hold (read together, as report DIR reads them). Throws InputError (naming the
-// file) for a database with neither, a recorded run without iterations, or a
-// missing, foreign or damaged file.
+// its rank files hold (read together, as report DIR reads them). Throws
+// InputError (naming the file) for a database with neither, a recorded run
+// without iterations, or a missing, foreign or damaged file.
 std::vector<RunMetrics> load_run_metrics(const std::string& path);
 
 }  // namespace ddpscope::regression
