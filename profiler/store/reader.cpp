@@ -131,6 +131,9 @@ RunReader::RunReader(const std::string& dir, const std::vector<std::string>& ran
 
 std::unique_ptr<RunReader> RunReader::open_part(const std::string& path) {
   auto part = std::unique_ptr<RunReader>(new RunReader(path, false));
+  // Neither mapped nor cached past a few pages from the first read on (as
+  // place() says why): checking its tables reads each file whole once.
+  part->conn_->exec("PRAGMA mmap_size=0; PRAGMA cache_size=-256");
   // One read transaction for as long as the file is read: SQLite otherwise
   // takes and drops the file's lock around every statement (fcntl calls, a
   // stat for a hot journal, a re-read of the header), which at 2,048 files
