@@ -131,8 +131,10 @@ RunReader::RunReader(const std::string& dir, const std::vector<std::string>& ran
 
 std::unique_ptr<RunReader> RunReader::open_part(const std::string& path) {
   auto part = std::unique_ptr<RunReader>(new RunReader(path, false));
-  // Neither mapped nor cached past a few pages from the first read on (as
-  // place() says why): checking its tables reads each file whole once.
+  // Thousands of files open at once, each read about once: neither mapped
+  // (mapped pages count as the process's memory, all files' together) nor
+  // cached past a few pages (SQLite's 2 MiB a connection, 16 GiB at 8,192),
+  // from the first read on: checking its tables reads each file whole.
   part->conn_->exec("PRAGMA mmap_size=0; PRAGMA cache_size=-256");
   // One read transaction for as long as the file is read: SQLite otherwise
   // takes and drops the file's lock around every statement (fcntl calls, a
@@ -158,10 +160,6 @@ RunReader::~RunReader() = default;
 
 int64_t RunReader::place(const Placement& p) {
   placement_ = p;
-  // Thousands of files open at once, each read about once: neither mapped
-  // (mapped pages count as the process's memory, all files' together) nor
-  // cached past a few pages (SQLite's 2 MiB a connection, 16 GiB at 8,192).
-  conn_->exec("PRAGMA mmap_size=0; PRAGMA cache_size=-256");
   int64_t next = place_rank_file(*conn_, version_, p);
   version_ = kSchemaVersion;
   return next;
