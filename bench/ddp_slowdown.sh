@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Iteration-time slowdown of the example DDP job under `ddpscope record`.
+# Iteration-time slowdown of the example DDP job (or, with --fsdp, the example
+# FSDP2 job) under `ddpscope record`.
 #
-# Runs examples/ddp_train.py with N local ranks (--nproc, 2 by default),
+# Runs examples/ddp_train.py (--fsdp: examples/fsdp_train.py, --layers being its
+# fully_shard blocks) with N local ranks (--nproc, 2 by default),
 # alternately without ddpscope
 # (ranks launched here with torchrun's variables, as `record --nproc` does) and
 # under `ddpscope record --nproc N`, then compares rank 0's median step time.
@@ -9,12 +11,13 @@
 # variants alike. Only step times are compared: start-up and the merge after the
 # job are not part of a training iteration.
 #
-# usage: bench/ddp_slowdown.sh [--nproc N] [--pairs N] [--iters N] [--warmup N] [--layers N]
-#            [--width N] [--batch N] [--run-timeout S] [--python PY]
+# usage: bench/ddp_slowdown.sh [--fsdp] [--nproc N] [--pairs N] [--iters N] [--warmup N]
+#            [--layers N] [--width N] [--batch N] [--run-timeout S] [--python PY]
 #            [--rank-prefix CMD] [--against BUILD] [--record-flags FLAGS] [-- EXTRA...]
 #   PY is the torch Python [.venv/bin/python (scripts/setup.sh) if present, else
 #   /usr/bin/python3 (Debian's torch)].
-#   EXTRA goes to ddp_train.py in both variants (e.g. -- --bucket-cap-mb 1).
+#   EXTRA goes to the job in both variants (e.g. -- --bucket-cap-mb 1; with
+#   --fsdp, say -- --mixed-precision).
 #   CMD runs each rank's Python in both variants (scripts/onegpu_rank.sh: two
 #   NCCL ranks on one GPU, each its own NCCL_HOSTID).
 #   --against BUILD: the baseline is the job recorded by BUILD's ddpscope (an
@@ -26,11 +29,12 @@
 set -euo pipefail
 
 nproc=2 pairs=5 iters=60 warmup=10 layers=8 width=256 batch=32 run_timeout=120
-extra=() PY='' prefix=() against='' record_flags=()
+extra=() PY='' prefix=() against='' record_flags=() fsdp=0
 
-usage() { sed -n '11,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '14,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
+    --fsdp) fsdp=1; shift ;;
     --nproc) nproc=$2; shift 2 ;;
     --pairs) pairs=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
@@ -68,16 +72,24 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 work=$(mktemp -d /tmp/ddp-slowdown-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-train_args=(examples/ddp_train.py --iters "$iters" --layers "$layers" --width "$width"
-            --batch "$batch" "${extra[@]}")
+# Each rank writes its step times (step_ms) into the job's log directory.
+if ((fsdp)); then
+  job=fsdp log_flag=--fsdp-log
+  train_args=(examples/fsdp_train.py --iters "$iters" --blocks "$layers" --width "$width"
+              --batch "$batch" "${extra[@]}")
+else
+  job=ddp log_flag=--ddp-log
+  train_args=(examples/ddp_train.py --iters "$iters" --layers "$layers" --width "$width"
+              --batch "$batch" "${extra[@]}")
+fi
 
 free_port() {
   "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Median step time (ms) of rank 0 in the DDP log directory $1, warm-up dropped.
+# Median step time (ms) of rank 0 in the job's log directory $1, warm-up dropped.
 rank0_median() {
-  "$PY" - "$1/ddp-rank0.json" "$warmup" <<'EOF'
+  "$PY" - "$1/$job-rank0.json" "$warmup" <<'EOF'
 import json, statistics, sys
 steps = json.load(open(sys.argv[1]))["step_ms"][int(sys.argv[2]):]
 print(f"{statistics.median(steps):.4f}")
@@ -114,7 +126,7 @@ run_baseline() {
   for ((r = 0; r < nproc; r++)); do
     env RANK=$r LOCAL_RANK=$r WORLD_SIZE=$nproc LOCAL_WORLD_SIZE=$nproc MASTER_ADDR=127.0.0.1 \
       MASTER_PORT="$port" timeout --foreground -k 5 "$run_timeout" "${prefix[@]}" "$PY" "${train_args[@]}" \
-      --ddp-log "$log" >>"$log.out" 2>&1 &
+      "$log_flag" "$log" >>"$log.out" 2>&1 &
     pids+=($!)
   done
   wait_ranks "${pids[@]}"
@@ -127,16 +139,16 @@ run_ddpscope() {
   [[ ${2:-} == baseline ]] && flags=()
   out=$(mktemp -d "$work/rec-XXXXXX")
   timeout --foreground -k 5 "$run_timeout" "$DDPSCOPE" record --nproc "$nproc" -o "$out" "${flags[@]}" -- \
-    "${prefix[@]}" "$PY" "${train_args[@]}" --ddp-log "$log" >>"$log.out" 2>&1 || return $?
+    "${prefix[@]}" "$PY" "${train_args[@]}" "$log_flag" "$log" >>"$log.out" 2>&1 || return $?
   # A run that recorded nothing (injector not found, say) measured nothing.
   [[ -f $out/run.db ]] || { echo "ddp_slowdown: no $out/run.db" >>"$log.out"; return 1; }
   rm -rf "$out"
 }
 
-# Every rank wrote its step times (ddp_train.py --ddp-log).
+# Every rank wrote its step times.
 all_logged() {
   local r
-  for ((r = 0; r < nproc; r++)); do [[ -f $1/ddp-rank$r.json ]] || return 1; done
+  for ((r = 0; r < nproc; r++)); do [[ -f $1/$job-rank$r.json ]] || return 1; done
 }
 
 # One run of variant $1 (baseline|ddpscope), numbered $2; prints its median.
@@ -162,7 +174,7 @@ measure() {
 # The job picks its backend by device (examples/ddp_train.py): NCCL on cuda.
 where="gloo, cpu"
 [[ " ${extra[*]} " == *" --device cuda "* ]] && where="nccl, cuda"
-echo "ddp slowdown: $pairs pairs, $nproc ranks ($where), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
+echo "$job slowdown: $pairs pairs, $nproc ranks ($where), OMP_NUM_THREADS=$OMP_NUM_THREADS," \
   "$PY (torch $("$PY" -c 'import torch; print(torch.__version__)'))," "${train_args[*]}"
 echo "rank 0 median step time per run, first $warmup iterations dropped;" \
   "ddpscope: $DDPSCOPE${record_flags[*]:+ record ${record_flags[*]}};${against:+ baseline recorded by $against/ddpscope;} load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -14,7 +14,8 @@ the sharded one.
 
 --fsdp-log DIR writes FSDP's own account of each unit (its module's name, its
 padded sharded and unsharded sizes, the all-gather and reduce dtypes) to
-DIR/fsdp-rank<R>.json, which the tests compare with what ddpscope recorded.
+DIR/fsdp-rank<R>.json, which the tests compare with what ddpscope recorded,
+and each step's time (step_ms), which bench/ddp_slowdown.sh --fsdp compares.
 --params-out DIR writes a digest of the trained parameters to
 DIR/params-rank<R>.json: a profiler must not perturb training.
 """
@@ -23,6 +24,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -170,7 +172,9 @@ def main():
     opt = torch.optim.SGD(params, lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(rank)
+    step_ms = []
     for _ in range(args.iters):
+        t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         for micro in range(args.accumulate):
             last = micro == args.accumulate - 1
@@ -184,8 +188,9 @@ def main():
                 out = head(out)
             loss_fn(out.float(), y).backward()
         opt.step()
-    if args.device == "cuda":
-        torch.cuda.synchronize()
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+        step_ms.append((time.perf_counter() - t0) * 1000.0)
     if rank == 0:
         print(f"trained {args.iters} steps on {world} rank(s), {args.blocks} fully_shard blocks, "
               f"backend {backend}")
@@ -193,7 +198,8 @@ def main():
     if args.fsdp_log:
         os.makedirs(args.fsdp_log, exist_ok=True)
         with open(os.path.join(args.fsdp_log, f"fsdp-rank{rank}.json"), "w") as f:
-            json.dump({"rank": rank, "world": world, "units": fsdp_account(model)}, f, indent=1)
+            json.dump({"rank": rank, "world": world, "units": fsdp_account(model),
+                       "step_ms": step_ms}, f, indent=1)
     if args.params_out:
         os.makedirs(args.params_out, exist_ok=True)
         with open(os.path.join(args.params_out, f"params-rank{rank}.json"), "w") as f:

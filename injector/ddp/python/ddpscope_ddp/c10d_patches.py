@@ -2,12 +2,14 @@
 
 A torch.distributed call made outside every DDP region is the user's (a loss
 all-reduce for logging, say); made inside one, it is DDP's and is left to that
-region. Made while FSDP communicates for a unit (fsdp_patches._local.context), it
-is FSDP's, and noted with the unit and phase. Join's own counting of the ranks still training is join control.
+region. Made while FSDP communicates for a unit (the thread's entry in
+fsdp_patches._contexts), it is FSDP's, and noted with the unit and phase.
+Join's own counting of the ranks still training is join control.
 """
 
 import functools
 import inspect
+from _thread import get_ident
 
 from ddpscope_ddp import fsdp_events, fsdp_patches, native
 from ddpscope_ddp.native import JOIN_CONTROL, USER, Region
@@ -48,7 +50,7 @@ def _follow_user_call(mod, name, fn):
     fsdp_ok = name not in _SYNC_ONLY
     # FSDP's post_backward leaves the phase to the op it calls.
     reduction = fsdp_patches.ALL_REDUCE if name.startswith("all_reduce") else fsdp_patches.REDUCE_SCATTER
-    fsdp_local, noted = fsdp_patches._local, fsdp_events.collective
+    fsdp_contexts, noted = fsdp_patches._contexts, fsdp_events.collective
 
     def default_group():
         try:
@@ -61,9 +63,10 @@ def _follow_user_call(mod, name, fn):
         # FSDP's own, for one of its units (its wrapper checked compiling
         # before it set the context): one builtin call, no Python frame, on
         # every collective FSDP issues (fsdp_events.collective).
-        fsdp = fsdp_local.context
-        if fsdp is not None and fsdp_ok:
-            return noted(fsdp, reduction, index, default_group, fn, args, kwargs)
+        if fsdp_contexts and fsdp_ok:
+            fsdp = fsdp_contexts.get(get_ident())
+            if fsdp is not None:
+                return noted(fsdp, reduction, index, default_group, fn, args, kwargs)
         if native.compiling() or native.inside_region():
             return fn(*args, **kwargs)
         group = kwargs.get("group", args[index] if len(args) > index else None)
