@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "profiler/core/progress.h"
+#include "reports/trace/event_feed.h"
 
 namespace ddpscope::reports::trace {
 namespace {
@@ -83,34 +84,34 @@ class Tracks {
   std::map<std::pair<int, Track>, int> count_;
 };
 
-void walk_collectives(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
-  CollectiveBackends backends(reader);  // Gloo groups run on host threads
-  reader.for_each_collective([&](const CollectiveRecord& c) {
-    bool measured = c.start_ns != kNoTime && c.end_ns != kNoTime;
-    int64_t start = measured ? c.start_ns : c.host_start_ns;
-    int64_t end = measured ? c.end_ns : c.host_end_ns;
-    if (start == kNoTime) return;
-    bool gloo = backends.gloo(c);
-    std::string_view op = name_of(c.op);
-    uint32_t track =
-        gloo ? tracks.of(c.rank, Track::thread, c.tid) : tracks.of(c.rank, Track::stream, c.stream);
-    std::string comm = hex(c.comm_id);  // text: 63 bits do not survive a JS double
-    const Arg args[] = {number_arg("bytes", int64_t(c.bytes)),
-                        number_arg("count", int64_t(c.count)),
-                        text_arg("dtype", name_of(c.dtype)),
-                        number_arg("seq", int64_t(c.seq)),
-                        text_arg("comm_id", comm),
-                        number_arg("group_id", int64_t(c.group_id)),
-                        number_arg("nranks", c.nranks),
-                        text_arg("timing", name_of(c.timing))};
-    sink.slice({op, gloo ? "gloo" : "nccl", track, start, end, args, std::size(args)});
-    // The enqueue on the host, when the slice above is the device execution.
-    if (measured && c.timing != Timing::host && c.host_start_ns != kNoTime) {
-      const Arg seq[] = {number_arg("seq", int64_t(c.seq))};
-      sink.slice({op, "host", tracks.of(c.rank, Track::host_calls, c.tid), c.host_start_ns,
-                  c.host_end_ns, seq, 1});
-    }
-  });
+// A collective's slice: its device execution, or its host call where it has
+// none, and then the host call beside the device execution.
+void collective_slices(TraceSink& sink, Tracks& tracks, const CollectiveBackends& backends,
+                       const CollectiveRecord& c) {
+  bool measured = c.start_ns != kNoTime && c.end_ns != kNoTime;
+  int64_t start = measured ? c.start_ns : c.host_start_ns;
+  int64_t end = measured ? c.end_ns : c.host_end_ns;
+  if (start == kNoTime) return;
+  bool gloo = backends.gloo(c);  // Gloo groups run on host threads
+  std::string_view op = name_of(c.op);
+  uint32_t track =
+      gloo ? tracks.of(c.rank, Track::thread, c.tid) : tracks.of(c.rank, Track::stream, c.stream);
+  std::string comm = hex(c.comm_id);  // text: 63 bits do not survive a JS double
+  const Arg args[] = {number_arg("bytes", int64_t(c.bytes)),
+                      number_arg("count", int64_t(c.count)),
+                      text_arg("dtype", name_of(c.dtype)),
+                      number_arg("seq", int64_t(c.seq)),
+                      text_arg("comm_id", comm),
+                      number_arg("group_id", int64_t(c.group_id)),
+                      number_arg("nranks", c.nranks),
+                      text_arg("timing", name_of(c.timing))};
+  sink.slice({op, gloo ? "gloo" : "nccl", track, start, end, args, std::size(args)});
+  // The enqueue on the host, when the slice above is the device execution.
+  if (measured && c.timing != Timing::host && c.host_start_ns != kNoTime) {
+    const Arg seq[] = {number_arg("seq", int64_t(c.seq))};
+    sink.slice({op, "host", tracks.of(c.rank, Track::host_calls, c.tid), c.host_start_ns,
+                c.host_end_ns, seq, 1});
+  }
 }
 
 // Kernel kinds are the capture's vocabulary (docs/schema.md leaves it open):
@@ -125,27 +126,27 @@ Track kernel_track(std::string_view kind, bool for_collective, std::string_view 
   return Track::compute_kernels;
 }
 
-std::string by(const std::string& order) { return order.empty() ? "" : " ORDER BY " + order; }
+void kernel_slice(TraceSink& sink, Tracks& tracks, const EventBatch& batch, const KernelRow& k) {
+  const std::string_view name = batch.view(k.name_at, k.name_size);
+  // Kinds are lower-case.
+  Track kind = kernel_track(batch.view(k.kind_at, k.kind_size), k.for_collective, name);
+  const Arg args[] = {number_arg("device", k.device), number_arg("correlation", k.correlation),
+                      number_arg("collective_id", k.collective_id)};
+  sink.slice({name, "kernel", tracks.of(k.rank, kind, k.stream), k.start_ns, k.end_ns, args,
+              k.for_collective ? 3u : 2u});
+}
 
-// No ORDER BY but rank_order's (free in a run database, through its index):
-// sorting 5M rows would cost a temp b-tree. A stream runs its kernels one
-// after another and they are stored as they complete, so a track's kernels
-// come nearly in order of time (which keeps the Perfetto writer to one lane
-// per track; it is correct in any order).
-void walk_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& file) {
-  store::Statement s(file.connection(),
-                     "SELECT rank, stream, name, start_ns, end_ns, kind, collective_id, "
-                     "correlation, device FROM kernels WHERE start_ns IS NOT NULL AND " +
-                         file.where("kernels") + by(file.rank_order("kernels")));
-  while (s.step()) {
-    int rank = int(s.int64(0));
-    std::string_view name = s.text_view(2);  // no copies: millions of rows
-    bool for_collective = !s.is_null(6);
-    Track kind = kernel_track(s.text_view(5), for_collective, name);  // kinds are lower-case
-    const Arg args[] = {number_arg("device", s.int64(8)), number_arg("correlation", s.int64(7)),
-                        number_arg("collective_id", s.int64(6))};
-    sink.slice({name, "kernel", tracks.of(rank, kind, uint64_t(s.int64(1))), s.required_time(3),
-                s.time(4), args, for_collective ? 3u : 2u});
+// Collectives, then each file's kernels in the order one run database gives
+// them (the merge's order), and so kernels of some ranks by rank
+// (rank_order); read on the feed's thread while these are written.
+void walk_collectives_and_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
+  CollectiveBackends backends(reader);
+  EventFeed feed(reader, !reader.filter().ranks.empty());
+  EventBatch batch;
+  while (feed.next(batch)) {
+    for (const CollectiveRecord& c : batch.collectives)
+      collective_slices(sink, tracks, backends, c);
+    for (const KernelRow& k : batch.kernels) kernel_slice(sink, tracks, batch, k);
   }
 }
 
@@ -259,12 +260,9 @@ void walk_run(store::RunReader& reader, TraceSink& out) {
   CountingSink sink(out, uint64_t(event_rows(reader)));
   sink.begin({reader.path(), reader.timeline(), trace_origin_ns(reader)});
   Tracks tracks(sink, reader.processes());
-  walk_collectives(sink, tracks, reader);
-  // Each file's rows in the order one run database gives them: kernels and
-  // syncs as stored (the merge's order), ranges by rank, and so kernels of
-  // some ranks (rank_order).
-  const bool some_ranks = !reader.filter().ranks.empty();
-  for (store::RunReader* file : reader.parts(some_ranks)) walk_kernels(sink, tracks, *file);
+  walk_collectives_and_kernels(sink, tracks, reader);
+  // Each file's rows in the order one run database gives them: syncs as
+  // stored (the merge's order), ranges by rank.
   for (store::RunReader* file : reader.parts(true))
     walk_host_spans(sink, tracks, *file, ranges_sql(*file), Track::nvtx, "nvtx");
   for (store::RunReader* file : reader.parts())

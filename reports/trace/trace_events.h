@@ -3,7 +3,8 @@
 // The Chrome JSON writer (trace_json.cpp) and the Perfetto protobuf writer
 // (trace_perfetto.cpp) are two sinks of the same walk, so both formats carry
 // the same tracks, slices and args. Rows are streamed: nothing but the track
-// table is held in memory, whatever the size of the run.
+// table and a few batches of rows (event_feed.h) is held in memory, whatever
+// the size of the run.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "profiler/core/input_error.h"
 #include "reports/renderer.h"
+#include "reports/trace/trace_events.h"
 #include "tests/reports/fixtures.h"
 #include "tests/support/subprocess.h"
 
@@ -168,5 +170,76 @@ TEST_CASE("Trace: a run larger than the write buffer streams out whole") {
   for (const auto& e : t.slices) rank1 += e["pid"] == 1;
   CHECK(rank1 == 20002);
   CHECK(tracks_of(t, 1) == std::set<std::string>{"stream 0x30"});
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// `n` compute kernels of rank 1 on stream 0x50, k0, k1, ... in the order
+// stored: the trace reads rows in batches of 8,192 on a thread of its own.
+void add_kernels(const std::string& db, int n) {
+  store::Connection conn(db, store::Connection::Mode::read_write);
+  conn.exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+            std::to_string(n - 1) +
+            ") INSERT INTO kernels SELECT 1, 0, 80, 'k' || i, 1700000000003000000 + 10 * i, "
+            "1700000000003000005 + 10 * i, i, NULL, 'compute' FROM n");
+}
+
+// Fails at its `left`-th slice, as a full disk would.
+struct FailingSink : reports::trace::TraceSink {
+  int left;
+  explicit FailingSink(int n) : left(n) {}
+  void begin(const reports::trace::RunInfo&) override {}
+  void process(int, const std::string&) override {}
+  void track(const reports::trace::TrackInfo&) override {}
+  void slice(const reports::trace::Slice&) override {
+    if (--left == 0) throw std::runtime_error("disk full");
+  }
+  void end() override {}
+};
+
+}  // namespace
+
+TEST_CASE(
+    "Trace: kernels past several batches come whole and in order, a damaged one is bad input") {
+  std::string dir = temp_dir("trace-kernel-batches");
+  SampleRun db = make_run_db(dir);
+  add_kernels(db.path, 20000);
+  analysis::RunAnalysis run;
+  auto write = [&](const std::string& name) {
+    store::RunReader reader(db.path);
+    reports::make_trace_renderer()->write({run, reader}, dir + "/" + name);
+  };
+  write("trace.json");
+  std::vector<std::string> added;
+  const Json root = Json::parse(read_text(dir + "/trace.json"));
+  for (const auto& e : root.at("traceEvents"))
+    if (e["ph"] == "X" && e["pid"] == 1 && e["cat"] == "kernel") added.push_back(e["name"]);
+  REQUIRE(added.size() == 20000);
+  for (size_t i = 0; i < added.size(); ++i) REQUIRE(added[i] == "k" + std::to_string(i));
+
+  // In the third batch: the error comes after two batches were written.
+  store::Connection(db.path, store::Connection::Mode::read_write)
+      .exec("UPDATE kernels SET start_ns = 'x' WHERE name = 'k17000'");
+  try {
+    write("damaged.json");
+    FAIL("a damaged kernel row was written");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains(db.path) && Catch::Contains("start_ns holds 'x'"));
+  }
+  CHECK_FALSE(fs::exists(dir + "/damaged.json"));  // nothing half-written
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Trace: a writer that fails stops the rows' reading thread, and the run reads on") {
+  std::string dir = temp_dir("trace-writer-fails");
+  SampleRun db = make_run_db(dir);
+  add_kernels(db.path, 50000);  // more than the feed's queue holds
+  store::RunReader reader(db.path);
+  const int64_t kernels = reader.count("kernels");
+  FailingSink sink(100);
+  REQUIRE_THROWS_WITH(reports::trace::walk_run(reader, sink), "disk full");
+  // The feed's statements are finalized: its connection is the caller's again.
+  CHECK(reader.count("kernels") == kernels);
   fs::remove_all(dir);
 }
