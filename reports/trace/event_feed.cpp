@@ -23,41 +23,18 @@ EventFeed::EventFeed(store::RunReader& reader, bool kernels_by_rank)
     : reader_(reader), kernels_by_rank_(kernels_by_rank), thread_([this] { read(); }) {}
 
 EventFeed::~EventFeed() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    queue_.clear();
-  }
-  changed_.notify_all();
+  batches_.stop();
   thread_.join();
 }
 
-bool EventFeed::next(EventBatch& out) {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !queue_.empty() || done_; });
-  if (queue_.empty()) {  // done: every batch before the error was taken
-    if (error_) std::rethrow_exception(error_);
-    return false;
-  }
-  out = std::move(queue_.front());
-  queue_.pop_front();
-  lock.unlock();
-  changed_.notify_all();  // room for the next batch
-  return true;
-}
+bool EventFeed::next(EventBatch& out) { return batches_.pop(out); }
 
 void EventFeed::emit(EventBatch& batch) {
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return queue_.size() < kMaxQueued || stopping_; });
-  if (stopping_) throw Stopped{};
-  queue_.push_back(std::move(batch));
-  lock.unlock();
-  changed_.notify_all();
+  if (!batches_.push(std::move(batch))) throw Stopped{};
   batch = EventBatch{};
 }
 
 void EventFeed::read() {
-  std::exception_ptr error;
   try {
     EventBatch batch;
     reader_.for_each_collective([&](const CollectiveRecord& c) {
@@ -66,19 +43,13 @@ void EventFeed::read() {
     });
     for (store::RunReader* file : reader_.parts(kernels_by_rank_)) read_kernels(*file, batch);
     if (!batch.empty()) emit(batch);
+    // Here, after every statement of this thread is finalized: the caller
+    // may read the run again once it sees the end.
+    batches_.close();
   } catch (const Stopped&) {
-    return;
   } catch (...) {
-    error = std::current_exception();
+    batches_.close(std::current_exception());
   }
-  // After every statement of this thread is finalized: the caller may read
-  // the run again once it sees the end.
-  {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-    error_ = error;
-  }
-  changed_.notify_all();
 }
 
 // No ORDER BY but rank_order's (free in a run database, through its index):

@@ -11,11 +11,7 @@
 // the feed is destroyed, which stops its thread first).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <exception>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,6 +19,7 @@
 
 #include "profiler/core/records.h"
 #include "profiler/store/reader.h"
+#include "reports/trace/handoff.h"
 
 namespace ddpscope::reports::trace {
 
@@ -61,16 +58,11 @@ class EventFeed {
  private:
   void read();
   void read_kernels(store::RunReader& file, EventBatch& batch);
-  void emit(EventBatch& batch);  // queues a full batch; throws Stopped once stopping
+  void emit(EventBatch& batch);  // queues a full batch; throws Stopped once stopped
 
-  static constexpr size_t kMaxQueued = 4;
   store::RunReader& reader_;
   const bool kernels_by_rank_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<EventBatch> queue_;
-  bool done_ = false, stopping_ = false;
-  std::exception_ptr error_;
+  Handoff<EventBatch> batches_{4};
   std::thread thread_;
 };
 

@@ -21,57 +21,30 @@ constexpr int kLevel = Z_BEST_SPEED;
 PacketDeflater::PacketDeflater(std::ostream& os) : os_(os), worker_([this] { work(); }) {}
 
 PacketDeflater::~PacketDeflater() {
-  {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-    queue_.clear();
-  }
-  changed_.notify_all();
+  chunks_.stop();
   if (worker_.joinable()) worker_.join();
 }
 
 void PacketDeflater::push(Bytes& packets) {
   size_t capacity = packets.capacity();
-  {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return queue_.size() < kMaxQueued || error_; });
-    if (error_) std::rethrow_exception(error_);
-    queue_.push_back(std::move(packets));
-  }
-  changed_.notify_all();
+  chunks_.push(std::move(packets));  // rethrows the worker's error
   packets.clear();
   packets.reserve(capacity);
 }
 
 void PacketDeflater::finish() {
-  {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-  }
-  changed_.notify_all();
+  chunks_.close();
   if (worker_.joinable()) worker_.join();
   if (error_) std::rethrow_exception(error_);
 }
 
 void PacketDeflater::work() {
   Bytes packets, deflated;
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return !queue_.empty() || closing_; });
-      if (queue_.empty()) return;  // closing, and all written
-      packets.swap(queue_.front());
-      queue_.pop_front();
-    }
-    changed_.notify_all();  // room for the next chunk
-    try {
-      write(packets, deflated);
-    } catch (...) {
-      std::lock_guard lock(mutex_);
-      error_ = std::current_exception();
-      changed_.notify_all();
-      return;
-    }
+  try {
+    while (chunks_.pop(packets)) write(packets, deflated);
+  } catch (...) {
+    error_ = std::current_exception();
+    chunks_.stop(error_);
   }
 }
 

@@ -6,13 +6,11 @@
 // time. Chunks are written in the order given.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <exception>
-#include <mutex>
 #include <ostream>
 #include <thread>
 
+#include "reports/trace/handoff.h"
 #include "reports/trace/proto_wire.h"
 
 namespace ddpscope::reports::proto {
@@ -35,13 +33,9 @@ class PacketDeflater {
   void work();
   void write(const Bytes& packets, Bytes& deflated);
 
-  static constexpr size_t kMaxQueued = 2;
   std::ostream& os_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Bytes> queue_;
-  bool closing_ = false;
-  std::exception_ptr error_;
+  trace::Handoff<Bytes> chunks_{2};
+  std::exception_ptr error_;  // the worker's, for finish()
   std::thread worker_;
 };
 
