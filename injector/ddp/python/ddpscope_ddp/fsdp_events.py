@@ -6,8 +6,8 @@ unit each Python frame the hook adds costs microseconds of the step:
       fn(*args, **kwargs), FSDP's own for the unit and phase in `context`
       (the thread's entry in fsdp_patches._contexts), timed, with the
       group's sequence number after it; the call's own result or exception,
-      unchanged. Inside another
-      region (its stack, native._local.stack, not empty) it is only the call.
+      unchanged. Inside another region (its stack, native._local.stack, not
+      empty) it is only the call.
   mark(kind, unit, pg_key, t_begin)
       a moment with no collective (a wait, a step's start or end) from
       t_begin (clock()) to now; never raises.
