@@ -73,7 +73,6 @@ long peak_rss_mib() {
 void write_rank(const std::string& path, int rank, long collectives, int kernels) {
   store::RankWriter w(path,
                       {{"kind", "rank"}, {"timeline", "monotonic"}, {"command_line", "bench"}});
-  store::Connection conn(path, store::Connection::Mode::read_write);
   w.begin();
   CommRecord comm{rank, 42, 8, rank, rank, Backend::nccl, 0, CommOrigin::init_rank, 0};
   w.add(comm);
@@ -107,24 +106,20 @@ void write_rank(const std::string& path, int rank, long collectives, int kernels
   p.host = "node" + std::to_string(rank / 4);
   p.backend = Backend::nccl;
   w.put(p);
+  // Through the writer, as the injector writes them: rows and blocks.
+  const std::string comm_name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL", gemm = "sm90_xmma_gemm";
+  for (const auto& row : kernel_rows) {
+    const bool comm_kernel = row[2] != 0;
+    w.add(KernelRecord{.rank = rank,
+                       .device = rank,
+                       .stream = comm_kernel ? 2u : 1u,
+                       .name = comm_kernel ? comm_name : gemm,
+                       .start_ns = row[0],
+                       .end_ns = row[1],
+                       .kind = comm_kernel ? KernelKind::comm : KernelKind::compute});
+  }
   w.commit();
   w.close();
-  conn.exec("BEGIN");
-  store::Statement k(conn,
-                     "INSERT INTO kernels(rank, device, stream, name, start_ns, end_ns, "
-                     "correlation, collective_id, kind) VALUES(?, ?, ?, ?, ?, ?, 0, NULL, ?)");
-  for (const auto& row : kernel_rows) {
-    bool comm_kernel = row[2] != 0;
-    k.bind(1, int64_t(rank));
-    k.bind(2, int64_t(rank));
-    k.bind(3, int64_t(comm_kernel ? 2 : 1));
-    k.bind_text(4, comm_kernel ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL" : "sm90_xmma_gemm");
-    k.bind(5, row[0]);
-    k.bind(6, row[1]);
-    k.bind_text(7, comm_kernel ? "comm" : "compute");
-    k.run();
-  }
-  conn.exec("COMMIT");
 }
 
 }  // namespace

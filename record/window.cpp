@@ -167,7 +167,8 @@ bool RecordingWindow::take(Source& source, const std::set<std::string>& present,
   if (!meta_written_) write_meta();
   std::vector<const TableSpec*> tables;
   for (const TableSpec* t : store::tables())
-    if (t->per_rank && t->since_version <= next.version && present.count(t->name))
+    if (t->per_rank && t->windowed && t->since_version <= next.version &&
+        present.count(t->name))
       tables.push_back(t);
   const auto newest_of = newest_rowids(*db_, tables);
   for (size_t k = 0; k < tables.size(); ++k) {

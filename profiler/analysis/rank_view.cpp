@@ -5,6 +5,7 @@
 
 #include "profiler/core/parallel.h"
 #include "profiler/core/stats.h"
+#include "profiler/store/kernel_block_reader.h"
 
 namespace ddpscope::analysis {
 
@@ -14,7 +15,7 @@ namespace {
 // that readers on several threads each read their own rows once. The kind is
 // told apart here, by its text's length first: SQLite comparing the text
 // (`kind IN (...)`, `kind = ...`) took 40 % of this read's CPU on 5M kernels.
-KernelIntervals kernels_in_rows(store::RunReader& reader, int64_t lo, int64_t hi) {
+KernelIntervals kernels_in_table(store::RunReader& reader, int64_t lo, int64_t hi) {
   KernelIntervals out;
   const std::string_view comm = name_of(KernelKind::comm), compute = name_of(KernelKind::compute);
   store::Statement st(reader.connection(),
@@ -29,6 +30,33 @@ KernelIntervals kernels_in_rows(store::RunReader& reader, int64_t lo, int64_t hi
     if (into) (*into)[int(st.int64(0))].push_back({st.int64(1), st.int64(2)});
   }
   return out;
+}
+
+// The same from the blocks whose rowid is in [lo, hi) (store/kernel_blocks.h).
+KernelIntervals kernels_in_blocks(store::RunReader& reader, int64_t lo, int64_t hi) {
+  KernelIntervals out;
+  store::for_each_kernel_block(reader, lo, hi, [&](const store::KernelBlock& b) {
+    std::vector<Interval>*comm = nullptr, *compute = nullptr;
+    for (const auto& k : b.rows) {
+      if (k.end_ns == kNoTime) continue;
+      if (k.kind == KernelKind::comm)
+        (comm ? comm : comm = &out.comm[b.rank])->push_back({k.start_ns, k.end_ns});
+      else if (k.kind == KernelKind::compute)
+        (compute ? compute : compute = &out.compute[b.rank])->push_back({k.start_ns, k.end_ns});
+    }
+  });
+  return out;
+}
+
+// Where a file's kernels are read from: its blocks where they hold every row.
+const char* kernel_source(store::RunReader& file) {
+  return store::kernel_blocks_whole(file) ? "kernel_blocks" : "kernels";
+}
+
+KernelIntervals kernels_in_rows(store::RunReader& reader, const char* source, int64_t lo,
+                                int64_t hi) {
+  return std::string_view(source) == "kernels" ? kernels_in_table(reader, lo, hi)
+                                               : kernels_in_blocks(reader, lo, hi);
 }
 
 // The compute kernels unioned as soon as they are read, on the reader's own
@@ -63,7 +91,7 @@ int kernel_readers() { return core::worker_threads(4); }
 KernelIntervals kernel_intervals(store::RunReader& reader) {
   KernelIntervals out;
   for (store::RunReader* file : reader.parts())
-    append(out, kernels_in_rows(*file, INT64_MIN, INT64_MAX));
+    append(out, kernels_in_rows(*file, kernel_source(*file), INT64_MIN, INT64_MAX));
   return out;
 }
 
@@ -73,16 +101,17 @@ namespace {
 KernelIntervals kernels_by_rowid(store::RunReader& own) {
   // Named copies, not a structured binding: clang 14 (the fuzz build) can't
   // capture a binding in the lambda below.
-  const auto range = own.rowid_range("kernels").value_or(std::pair<int64_t, int64_t>{0, 0});
+  const char* source = kernel_source(own);
+  const auto range = own.rowid_range(source).value_or(std::pair<int64_t, int64_t>{0, 0});
   const int64_t lo = range.first, hi = range.second + 1;
   const int parts = kernel_readers();
   auto edge = [&](int k) { return k == parts ? INT64_MAX : lo + (hi - lo) * k / parts; };
   std::vector<std::future<KernelIntervals>> rest;
   for (int k = 1; k < parts; ++k)
     rest.push_back(std::async(std::launch::async, [&, k, reader = own.one_pass_beside()] {
-      return unioned(kernels_in_rows(*reader, edge(k), edge(k + 1)));
+      return unioned(kernels_in_rows(*reader, source, edge(k), edge(k + 1)));
     }));
-  KernelIntervals out = unioned(kernels_in_rows(own, INT64_MIN, edge(1)));
+  KernelIntervals out = unioned(kernels_in_rows(own, source, INT64_MIN, edge(1)));
   for (auto& part : rest) append(out, part.get());
   return parts > 1 ? unioned(std::move(out)) : out;
 }
@@ -96,7 +125,8 @@ FilesRead read_files(store::RunReader& reader) {
     for (size_t i = first; i < last; ++i) {
       files[i]->for_each_collective(
           [&](const CollectiveRecord& c) { runs[k].collectives.push_back(c); });
-      append(runs[k].kernels, unioned(kernels_in_rows(*files[i], INT64_MIN, INT64_MAX)));
+      append(runs[k].kernels,
+             unioned(kernels_in_rows(*files[i], kernel_source(*files[i]), INT64_MIN, INT64_MAX)));
     }
   });
   FilesRead out = std::move(runs[0]);

@@ -1,4 +1,4 @@
-// SQLite schema (now v7) of ddpscope databases (documented column by column in
+// SQLite schema (now v8) of ddpscope databases (documented column by column in
 // docs/schema.md). Rank files and merged run databases share it; the meta key
 // `timeline` tells them apart.
 #pragma once
@@ -22,8 +22,11 @@ constexpr int kApplicationId = 0x44445053;
 // v5 added inflight (collectives entered and not completed); older files read
 // as having none. v6 added nccl_ce_ops (copy-engine collectives' steps) and the
 // timing `ce_events`; older files read as having none. v7 added fsdp_info and
-// fsdp_regions (FSDP2's own account); older files read as having none.
-constexpr int kSchemaVersion = 7;
+// fsdp_regions (FSDP2's own account); older files read as having none. v8
+// added kernel_blocks (the kernels packed, kernel_blocks.h); older files
+// read their kernels from the table.
+constexpr int kSchemaVersion = 8;
+constexpr int kKernelBlocksSince = 8;
 
 // Creates every table of the current schema in an empty database and stamps it.
 void create_schema(Connection& conn);

@@ -69,6 +69,9 @@ void Statement::bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
 void Statement::bind_text(int i, std::string_view v) {
   sqlite3_bind_text(stmt_, i, v.data(), int(v.size()), SQLITE_STATIC);
 }
+void Statement::bind_blob(int i, std::string_view v) {
+  sqlite3_bind_blob(stmt_, i, v.data(), int(v.size()), SQLITE_STATIC);
+}
 void Statement::bind_null(int i) { sqlite3_bind_null(stmt_, i); }
 void Statement::bind_time(int i, int64_t ns) {
   if (ns == kNoTime)
@@ -105,6 +108,11 @@ std::string Statement::text(int col) const {
 std::string_view Statement::text_view(int col) const {
   auto* p = sqlite3_column_text(stmt_, col);
   return p ? std::string_view(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col))
+           : std::string_view();
+}
+std::string_view Statement::blob_view(int col) const {
+  auto* p = sqlite3_column_blob(stmt_, col);
+  return p ? std::string_view(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, col))
            : std::string_view();
 }
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }

@@ -55,6 +55,8 @@ class Statement {
   template <typename S>
   requires std::same_as<S, std::string>
   void bind_text(int i, S&& temporary) = delete;
+  // Bytes, bound as static like text: `v` must outlive the step.
+  void bind_blob(int i, std::string_view v);
   void bind_null(int i);
   void bind_time(int i, int64_t ns);  // kNoTime becomes NULL
 
@@ -68,6 +70,7 @@ class Statement {
   double real(int col) const;
   std::string text(int col) const;
   std::string_view text_view(int col) const;  // valid until the next step()
+  std::string_view blob_view(int col) const;  // the same, for bytes
   bool is_null(int col) const;
   // NULL becomes kNoTime; anything but an integer within kTimeLimit is a
   // damaged file (InputError naming the column).

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "profiler/store/kernel_blocks.h"
 #include "profiler/store/rows.h"
 
 namespace ddpscope::store {
@@ -27,6 +28,7 @@ std::span<const TableSpec* const> tables() {
       &Row<RankExitRecord>::table(),
       &Row<StackRecord>::table(),
       &Row<KernelRecord>::table(),
+      &kernel_blocks_table(),
       &Row<RangeRecord>::table(),
       &Row<SyncRecord>::table(),
       &Row<DdpInfoRecord>::table(),

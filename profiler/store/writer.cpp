@@ -45,6 +45,7 @@ RankWriter::RankWriter(const std::string& path, const std::map<std::string, std:
 
 RankWriter::~RankWriter() {
   batches_.clear();
+  kernel_blocks_.reset();
   meta_.reset();
   comm_end_.reset();
   tx_.reset();
@@ -66,6 +67,7 @@ void RankWriter::commit() {
 void RankWriter::flush_pending() {
   for (auto& b : batches_)
     if (b) b->flush();
+  if (kernel_blocks_) kernel_blocks_->flush();
 }
 
 // A communicator's row may still be pending in its batch: flush first.
@@ -98,6 +100,7 @@ void RankWriter::close() {
   if (!conn_) return;
   tx_.reset();
   batches_.clear();
+  kernel_blocks_.reset();
   meta_.reset();
   comm_end_.reset();
   // Closed: the merge's rule for "this rank is done" (merge.h).

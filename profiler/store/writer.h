@@ -9,9 +9,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "profiler/core/records.h"
+#include "profiler/store/kernel_blocks.h"
 #include "profiler/store/rows.h"
 #include "profiler/store/sqlite.h"
 
@@ -62,7 +64,8 @@ class RankWriter {
   std::string journal_ = "wal";
   std::unique_ptr<Connection> conn_;
   std::unique_ptr<Statement> meta_, comm_end_;
-  std::vector<std::unique_ptr<Batch>> batches_;  // by table slot
+  std::vector<std::unique_ptr<Batch>> batches_;       // by table slot
+  std::unique_ptr<KernelBlockWriter> kernel_blocks_;  // the kernels packed too
   std::unique_ptr<Transaction> tx_;
 };
 
@@ -103,6 +106,10 @@ RankWriter::TableBatch<Record>& RankWriter::batch() {
 template <typename Record>
 void RankWriter::add(const Record& r) {
   batch<Record>().add(r);
+  if constexpr (std::is_same_v<Record, KernelRecord>) {
+    if (!kernel_blocks_) kernel_blocks_ = std::make_unique<KernelBlockWriter>(*conn_);
+    kernel_blocks_->add(r);
+  }
 }
 
 }  // namespace ddpscope::store

@@ -1,5 +1,9 @@
 #include "reports/trace/event_feed.h"
 
+#include <algorithm>
+
+#include "profiler/store/kernel_block_reader.h"
+
 namespace ddpscope::reports::trace {
 namespace {
 
@@ -58,6 +62,8 @@ void EventFeed::read() {
 // come nearly in order of time (which keeps the Perfetto writer to one lane
 // per track; it is correct in any order).
 void EventFeed::read_kernels(store::RunReader& file, EventBatch& batch) {
+  if (file.rank_order("kernels").empty() && store::kernel_blocks_whole(file))
+    return read_kernel_blocks(file, batch);
   store::Statement s(file.connection(),
                      "SELECT rank, stream, name, start_ns, end_ns, kind, collective_id, "
                      "correlation, device FROM kernels WHERE start_ns IS NOT NULL AND " +
@@ -78,6 +84,44 @@ void EventFeed::read_kernels(store::RunReader& file, EventBatch& batch) {
                              .kind_size = uint32_t(kind.size())});
     if (batch.kernels.size() == kBatchRows) emit(batch);
   }
+}
+
+}  // namespace ddpscope::reports::trace
+
+namespace ddpscope::reports::trace {
+
+// The same rows from the file's blocks (store/kernel_blocks.h), in the same
+// order (rowid's; a choice of ranks reads the table, by its rank order): a
+// block's names and the kinds enter a batch's text once each.
+void EventFeed::read_kernel_blocks(store::RunReader& file, EventBatch& batch) {
+  constexpr uint32_t kNotYet = UINT32_MAX;
+  std::vector<uint32_t> name_at, kind_at(size_t(KernelKind::memset) + 1, kNotYet);
+  auto text_at = [&](uint32_t& at, std::string_view text) {
+    if (at == kNotYet) at = append_text(batch.text, text);
+    return at;
+  };
+  store::for_each_kernel_block(file, INT64_MIN, INT64_MAX, [&](const store::KernelBlock& b) {
+    name_at.assign(b.names.size(), kNotYet);
+    for (const auto& k : b.rows) {
+      const std::string_view name = b.names[k.name], kind = name_of(k.kind);
+      batch.kernels.push_back({.rank = b.rank,
+                               .stream = k.stream,
+                               .start_ns = k.start_ns,
+                               .end_ns = k.end_ns,
+                               .device = k.device,
+                               .correlation = int64_t(k.correlation),
+                               .collective_id = k.collective_id,
+                               .for_collective = k.collective_id != 0,
+                               .name_at = text_at(name_at[k.name], name),
+                               .name_size = uint32_t(name.size()),
+                               .kind_at = text_at(kind_at[size_t(k.kind)], kind),
+                               .kind_size = uint32_t(kind.size())});
+      if (batch.kernels.size() < kBatchRows) continue;
+      emit(batch);  // a new batch: its text holds nothing yet
+      std::fill(name_at.begin(), name_at.end(), kNotYet);
+      std::fill(kind_at.begin(), kind_at.end(), kNotYet);
+    }
+  });
 }
 
 }  // namespace ddpscope::reports::trace

@@ -58,6 +58,7 @@ class EventFeed {
  private:
   void read();
   void read_kernels(store::RunReader& file, EventBatch& batch);
+  void read_kernel_blocks(store::RunReader& file, EventBatch& batch);
   void emit(EventBatch& batch);  // queues a full batch; throws Stopped once stopped
 
   store::RunReader& reader_;
