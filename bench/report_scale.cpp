@@ -2,6 +2,8 @@
 // kernels over 8 ranks (DDP-like: 25 buckets per iteration, compute kernels
 // between bucket launches). Prints the time of each stage and the peak
 // resident memory. Target: analysis + all renderers <= 10 s, bounded memory.
+// Rank files are written through store::RankWriter as the injector writes
+// them (kernels as rows and as kernel_blocks), then merged.
 // The trace is written in the format `--trace run.trace` picks for this size
 // (Perfetto protobuf), then once more as JSON to compare: target, the
 // protobuf at most 1/4 of the JSON's size. The JSON is not in the total.
