@@ -1,8 +1,10 @@
 // The kernels table's rows again, packed (the kernel_blocks table): the
 // writer adds each rank's kernels to a block as it adds their rows, in the
 // same transaction. SQLite decodes a kernels row through its VM and one API
-// call a column, about 150 ns a row here; a block's rows decode in a few ns
-// each. At 5M kernels that read was a third of the analysis.
+// call a column; a block is one blob, its rows decoded by a tight loop. On
+// bench_report_scale's run (5M kernels) the rows' read was a third of
+// `report -q` (2.4-2.6 s, 1.6-1.8 s with the table emptied); read from the
+// blocks, the analysis took 0.68x the time (docs/performance.md).
 //
 // The kernels table stays the truth, the one users' SQL reads: a reader
 // takes the blocks only where they hold as many rows as it
@@ -18,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
