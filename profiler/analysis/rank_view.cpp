@@ -33,30 +33,29 @@ KernelIntervals kernels_in_table(store::RunReader& reader, int64_t lo, int64_t h
 }
 
 // The same from the blocks whose rowid is in [lo, hi) (store/kernel_blocks.h).
+// A block is one rank's: its two lists are looked up once, at their first use.
 KernelIntervals kernels_in_blocks(store::RunReader& reader, int64_t lo, int64_t hi) {
   KernelIntervals out;
   store::for_each_kernel_block(reader, lo, hi, [&](const store::KernelBlock& b) {
     std::vector<Interval>*comm = nullptr, *compute = nullptr;
+    auto list = [&](std::map<int, std::vector<Interval>>& by_rank, std::vector<Interval>*& own) {
+      if (!own) own = &by_rank[b.rank];
+      return own;
+    };
     for (const auto& k : b.rows) {
       if (k.end_ns == kNoTime) continue;
-      if (k.kind == KernelKind::comm)
-        (comm ? comm : comm = &out.comm[b.rank])->push_back({k.start_ns, k.end_ns});
-      else if (k.kind == KernelKind::compute)
-        (compute ? compute : compute = &out.compute[b.rank])->push_back({k.start_ns, k.end_ns});
+      if (k.kind == KernelKind::comm) list(out.comm, comm)->push_back({k.start_ns, k.end_ns});
+      if (k.kind == KernelKind::compute)
+        list(out.compute, compute)->push_back({k.start_ns, k.end_ns});
     }
   });
   return out;
 }
 
-// Where a file's kernels are read from: its blocks where they hold every row.
-const char* kernel_source(store::RunReader& file) {
-  return store::kernel_blocks_whole(file) ? "kernel_blocks" : "kernels";
-}
-
-KernelIntervals kernels_in_rows(store::RunReader& reader, const char* source, int64_t lo,
-                                int64_t hi) {
-  return std::string_view(source) == "kernels" ? kernels_in_table(reader, lo, hi)
-                                               : kernels_in_blocks(reader, lo, hi);
+// `packed`: from the file's blocks, which hold every row of its table
+// (store::kernel_blocks_whole), else from the table.
+KernelIntervals kernels_in_rows(store::RunReader& reader, bool packed, int64_t lo, int64_t hi) {
+  return packed ? kernels_in_blocks(reader, lo, hi) : kernels_in_table(reader, lo, hi);
 }
 
 // The compute kernels unioned as soon as they are read, on the reader's own
@@ -91,7 +90,7 @@ int kernel_readers() { return core::worker_threads(4); }
 KernelIntervals kernel_intervals(store::RunReader& reader) {
   KernelIntervals out;
   for (store::RunReader* file : reader.parts())
-    append(out, kernels_in_rows(*file, kernel_source(*file), INT64_MIN, INT64_MAX));
+    append(out, kernels_in_rows(*file, store::kernel_blocks_whole(*file), INT64_MIN, INT64_MAX));
   return out;
 }
 
@@ -101,17 +100,18 @@ namespace {
 KernelIntervals kernels_by_rowid(store::RunReader& own) {
   // Named copies, not a structured binding: clang 14 (the fuzz build) can't
   // capture a binding in the lambda below.
-  const char* source = kernel_source(own);
-  const auto range = own.rowid_range(source).value_or(std::pair<int64_t, int64_t>{0, 0});
+  const bool packed = store::kernel_blocks_whole(own);
+  const auto range = own.rowid_range(packed ? "kernel_blocks" : "kernels")
+                         .value_or(std::pair<int64_t, int64_t>{0, 0});
   const int64_t lo = range.first, hi = range.second + 1;
   const int parts = kernel_readers();
   auto edge = [&](int k) { return k == parts ? INT64_MAX : lo + (hi - lo) * k / parts; };
   std::vector<std::future<KernelIntervals>> rest;
   for (int k = 1; k < parts; ++k)
     rest.push_back(std::async(std::launch::async, [&, k, reader = own.one_pass_beside()] {
-      return unioned(kernels_in_rows(*reader, source, edge(k), edge(k + 1)));
+      return unioned(kernels_in_rows(*reader, packed, edge(k), edge(k + 1)));
     }));
-  KernelIntervals out = unioned(kernels_in_rows(own, source, INT64_MIN, edge(1)));
+  KernelIntervals out = unioned(kernels_in_rows(own, packed, INT64_MIN, edge(1)));
   for (auto& part : rest) append(out, part.get());
   return parts > 1 ? unioned(std::move(out)) : out;
 }
@@ -126,7 +126,8 @@ FilesRead read_files(store::RunReader& reader) {
       files[i]->for_each_collective(
           [&](const CollectiveRecord& c) { runs[k].collectives.push_back(c); });
       append(runs[k].kernels,
-             unioned(kernels_in_rows(*files[i], kernel_source(*files[i]), INT64_MIN, INT64_MAX)));
+             unioned(kernels_in_rows(*files[i], store::kernel_blocks_whole(*files[i]), INT64_MIN,
+                                     INT64_MAX)));
     }
   });
   FilesRead out = std::move(runs[0]);

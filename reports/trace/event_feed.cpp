@@ -86,10 +86,6 @@ void EventFeed::read_kernels(store::RunReader& file, EventBatch& batch) {
   }
 }
 
-}  // namespace ddpscope::reports::trace
-
-namespace ddpscope::reports::trace {
-
 // The same rows from the file's blocks (store/kernel_blocks.h), in the same
 // order (rowid's; a choice of ranks reads the table, by its rank order): a
 // block's names and the kinds enter a batch's text once each.
