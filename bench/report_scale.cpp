@@ -27,6 +27,7 @@
 #include "profiler/store/schema.h"
 #include "profiler/store/writer.h"
 #include "reports/renderer.h"
+#include "reports/trace/zlib_deflate.h"
 
 using namespace ddpscope;
 namespace fs = std::filesystem;
@@ -185,8 +186,9 @@ int main(int argc, char** argv) {
       "total      %8.2f s   (target <= 10 s, without trace-json), peak RSS %ld MiB "
       "(at the end: %s)\n",
       total, peak_rss_mib(), rss_split().c_str());
-  printf("trace size: protobuf / JSON = %.3f (target <= 0.25)\n",
-         double(trace_bytes[0]) / double(std::max<std::uintmax_t>(trace_bytes[1], 1)));
+  printf("trace size: protobuf / JSON = %.3f (target <= 0.25), deflated by %s\n",
+         double(trace_bytes[0]) / double(std::max<std::uintmax_t>(trace_bytes[1], 1)),
+         reports::proto::ZlibDeflate().library());
   if (keep)
     printf("kept %s\n", root.c_str());
   else

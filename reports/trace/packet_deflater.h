@@ -1,6 +1,7 @@
 // Deflates a Perfetto trace's packets chunk by chunk and writes each chunk as
 // one TracePacket of `compressed_packets` (field 50 of trace_packet.proto: the
-// zlib stream of a serialized Trace, as Perfetto's tracing service writes it).
+// zlib stream of a serialized Trace, as Perfetto's tracing service writes it;
+// zlib_deflate.h makes it).
 // The deflating runs on a worker thread while the caller encodes the next
 // chunk: on the benchmark's run it would otherwise be a third of the trace's
 // time. Chunks are written in the order given.
@@ -12,6 +13,7 @@
 
 #include "reports/trace/handoff.h"
 #include "reports/trace/proto_wire.h"
+#include "reports/trace/zlib_deflate.h"
 
 namespace ddpscope::reports::proto {
 
@@ -31,7 +33,7 @@ class PacketDeflater {
 
  private:
   void work();
-  void write(const Bytes& packets, Bytes& deflated);
+  void write(ZlibDeflate& zlib, const Bytes& packets, Bytes& deflated);
 
   std::ostream& os_;
   trace::Handoff<Bytes> chunks_{2};

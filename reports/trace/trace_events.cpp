@@ -2,6 +2,8 @@
 // the database lands on, and the slice and args it becomes.
 #include "reports/trace/trace_events.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <map>
 #include <set>
@@ -43,12 +45,15 @@ class Tracks {
     for (const auto& p : processes) announce(p.rank);
   }
   uint32_t of(int rank, Track kind, uint64_t id, const std::string& domain = "") {
-    // Consecutive events mostly share a track: skip the map for a repeat.
-    if (domain.empty() && last_.rank == rank && last_.kind == kind && last_.id == id)
-      return last_.index;
-    uint32_t index = lookup(rank, kind, id, domain);
-    if (domain.empty()) last_ = {rank, kind, id, index};
-    return index;
+    if (!domain.empty()) return lookup(rank, kind, id, domain);
+    // Events move among a few tracks (a rank's streams and kernel kinds): a
+    // slot picked by the track's key skips the map for most of them.
+    uint64_t h =
+        ((uint64_t(uint32_t(rank)) << 36) ^ (uint64_t(kind) << 32) ^ id) * 0x9E3779B97F4A7C15ull;
+    Recent& r = recent_[h >> 58];
+    if (r.index == kNone || r.rank != rank || r.kind != kind || r.id != id)
+      r = {rank, kind, id, lookup(rank, kind, id, domain)};
+    return r.index;
   }
 
  private:
@@ -71,12 +76,14 @@ class Tracks {
     if (host != hosts_.end() && !host->second.empty()) name += " (" + host->second + ")";
     sink_.process(rank, name);
   }
-  struct Last {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Recent {
     int rank = -1;
     Track kind = Track::stream;
     uint64_t id = 0;
-    uint32_t index = 0;
-  } last_;
+    uint32_t index = kNone;
+  };
+  std::array<Recent, 64> recent_{};  // by the top 6 bits of the key's hash
   TraceSink& sink_;
   std::map<int, std::string> hosts_;
   std::set<int> announced_;
@@ -116,7 +123,8 @@ void collective_slices(TraceSink& sink, Tracks& tracks, const CollectiveBackends
 
 // Kernel kinds are the capture's vocabulary (docs/schema.md leaves it open):
 // memcpy*/memset* are copies; a kernel tied to a collective, of kind comm/nccl,
-// or named nccl* is communication; everything else is compute.
+// or named nccl* is communication; everything else is compute. Kinds are
+// lower-case.
 Track kernel_track(std::string_view kind, bool for_collective, std::string_view name) {
   if (kind.find("memcpy") != std::string::npos || kind.find("memset") != std::string::npos)
     return Track::memory;
@@ -126,10 +134,29 @@ Track kernel_track(std::string_view kind, bool for_collective, std::string_view 
   return Track::compute_kernels;
 }
 
-void kernel_slice(TraceSink& sink, Tracks& tracks, const EventBatch& batch, const KernelRow& k) {
+// kernel_track for many kernels, whose kinds are a handful of texts: what a
+// kind alone decides is kept by the kind, so most kernels cost no search
+// for "memcpy" and "memset".
+class KernelTracks {
+ public:
+  Track of(std::string_view kind, bool for_collective, std::string_view name) {
+    auto known =
+        std::find_if(kinds_.begin(), kinds_.end(), [&](const auto& k) { return k.first == kind; });
+    if (known == kinds_.end())
+      known = kinds_.emplace(kinds_.end(), std::string(kind), kernel_track(kind, false, ""));
+    if (known->second != Track::compute_kernels) return known->second;
+    return for_collective || name.starts_with("nccl") ? Track::comm_kernels
+                                                      : Track::compute_kernels;
+  }
+
+ private:
+  std::vector<std::pair<std::string, Track>> kinds_;
+};
+
+void kernel_slice(TraceSink& sink, Tracks& tracks, KernelTracks& kinds, const EventBatch& batch,
+                  const KernelRow& k) {
   const std::string_view name = batch.view(k.name_at, k.name_size);
-  // Kinds are lower-case.
-  Track kind = kernel_track(batch.view(k.kind_at, k.kind_size), k.for_collective, name);
+  Track kind = kinds.of(batch.view(k.kind_at, k.kind_size), k.for_collective, name);
   const Arg args[] = {number_arg("device", k.device), number_arg("correlation", k.correlation),
                       number_arg("collective_id", k.collective_id)};
   sink.slice({name, "kernel", tracks.of(k.rank, kind, k.stream), k.start_ns, k.end_ns, args,
@@ -143,10 +170,11 @@ void walk_collectives_and_kernels(TraceSink& sink, Tracks& tracks, store::RunRea
   CollectiveBackends backends(reader);
   EventFeed feed(reader, !reader.filter().ranks.empty());
   EventBatch batch;
+  KernelTracks kinds;
   while (feed.next(batch)) {
     for (const CollectiveRecord& c : batch.collectives)
       collective_slices(sink, tracks, backends, c);
-    for (const KernelRow& k : batch.kernels) kernel_slice(sink, tracks, batch, k);
+    for (const KernelRow& k : batch.kernels) kernel_slice(sink, tracks, kinds, batch, k);
   }
 }
 

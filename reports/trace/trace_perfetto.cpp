@@ -20,6 +20,7 @@
 //    .compressed_packets, as Perfetto's own tracing service writes them
 //    (packet_deflater.h).
 #include <algorithm>
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -82,6 +83,11 @@ constexpr uint32_t kEntryText = 2;
 
 constexpr uint64_t kSequence = 1;
 constexpr size_t kChunkBytes = 1 << 20;  // packets deflated together
+// The most a packet's own fields take (proto::Cursor's room): two messages
+// (the packet, its event or descriptor) and at most eight varint fields
+// besides its strings; and each arg: a message of two varint fields.
+constexpr size_t kPacketRoom = 2 * proto::Cursor::kMessageRoom + 16 * proto::Cursor::kVarintRoom;
+constexpr size_t kArgRoom = proto::Cursor::kMessageRoom + 4 * proto::Cursor::kVarintRoom;
 
 // Perfetto's strings are UTF-8; names from a capture are bytes. Invalid
 // sequences become U+FFFD, as in the JSON trace (the same nlohmann handling).
@@ -99,12 +105,12 @@ class Interner {
  public:
   explicit Interner(uint32_t field) : field_(field) {}
   // For names that are string literals (categories, arg keys): found by
-  // address, without hashing, after the first time.
+  // address after the first time, in a slot its address picks (a few dozen
+  // literals: a clash only costs the lookup by text).
   uint64_t iid(const char* literal, proto::Bytes& pending) {
-    for (const auto& [p, id] : literals_)
-      if (p == literal) return id;
-    literals_.emplace_back(literal, iid(std::string_view(literal), pending));
-    return literals_.back().second;
+    auto& slot = literals_[(reinterpret_cast<uintptr_t>(literal) >> 3) % literals_.size()];
+    if (slot.first != literal) slot = {literal, iid(std::string_view(literal), pending)};
+    return slot.second;
   }
   uint64_t iid(std::string_view s, proto::Bytes& pending) {
     auto it = ids_.find(s);
@@ -124,7 +130,7 @@ class Interner {
   };
   uint32_t field_;
   std::unordered_map<std::string, uint64_t, Hash, std::equal_to<>> ids_;
-  std::vector<std::pair<const char*, uint64_t>> literals_;
+  std::array<std::pair<const char*, uint64_t>, 61> literals_{};
 };
 
 // The last string interned for one purpose (a track's event names, an arg's
@@ -210,23 +216,27 @@ class PerfettoSink : public TraceSink {
     return t.lanes.back();
   }
   // trusted_packet_sequence_id and flags; the first packet clears the state.
-  void sequence(uint64_t flags) {
-    proto::put_uint(chunk_, pb::kSequenceId, kSequence);
+  void sequence(proto::Cursor& c, uint64_t flags) {
+    c.uint(pb::kSequenceId, kSequence);
     if (!cleared_) flags |= pb::kIncrementalStateCleared;
     cleared_ = true;
-    if (flags) proto::put_uint(chunk_, pb::kSequenceFlags, flags);
+    if (flags) c.uint(pb::kSequenceFlags, flags);
   }
   void descriptor(uint64_t uuid, uint64_t parent, const std::string& name, int64_t order,
                   const std::string& about, bool has_children) {
-    proto::Message packet(chunk_, pb::kPacket);
-    sequence(0);
-    proto::Message d(chunk_, pb::kTrackDescriptor);
-    proto::put_uint(chunk_, pb::kUuid, uuid);
-    if (parent) proto::put_uint(chunk_, pb::kParentUuid, parent);
-    proto::put_bytes(chunk_, pb::kName, utf8(name));
-    if (!about.empty()) proto::put_bytes(chunk_, pb::kDescription, utf8(about));
-    proto::put_int(chunk_, pb::kSiblingOrderRank, int32_t(order));
-    if (has_children) proto::put_uint(chunk_, pb::kChildOrdering, pb::kOrderingExplicit);
+    const std::string name8 = utf8(name), about8 = utf8(about);
+    proto::Cursor c(chunk_, kPacketRoom + name8.size() + about8.size());
+    size_t packet = c.open(pb::kPacket);
+    sequence(c, 0);
+    size_t d = c.open(pb::kTrackDescriptor);
+    c.uint(pb::kUuid, uuid);
+    if (parent) c.uint(pb::kParentUuid, parent);
+    c.bytes(pb::kName, name8);
+    if (!about8.empty()) c.bytes(pb::kDescription, about8);
+    c.sint(pb::kSiblingOrderRank, int32_t(order));
+    if (has_children) c.uint(pb::kChildOrdering, pb::kOrderingExplicit);
+    c.close(d);
+    c.close(packet);
   }
   // `name`: the event name's iid, interned by the caller with the other
   // strings of this event, which go in this packet when new to the sequence.
@@ -241,34 +251,41 @@ class PerfettoSink : public TraceSink {
       if (last_text_.size() <= key) last_text_.resize(key + 1);
       texts_[i] = last_text_[key].of(s.args[i].text, arg_texts_, interned_);
     }
-    proto::Message packet(chunk_, pb::kPacket);
-    proto::put_uint(chunk_, pb::kTimestamp, uint64_t(s.start_ns - run_.origin_ns));
-    sequence(pb::kNeedsIncrementalState);
+    proto::Cursor c(chunk_, kPacketRoom + interned_.size() + args * kArgRoom);
+    size_t packet = c.open(pb::kPacket);
+    c.uint(pb::kTimestamp, uint64_t(s.start_ns - run_.origin_ns));
+    sequence(c, pb::kNeedsIncrementalState);
     if (!interned_.empty()) {
-      proto::put_bytes(chunk_, pb::kInternedData, {interned_.data(), interned_.size()});
+      c.bytes(pb::kInternedData, {interned_.data(), interned_.size()});
       interned_.clear();
     }
-    proto::Message event(chunk_, pb::kTrackEvent);
-    proto::put_uint(chunk_, pb::kType, pb::kSliceBegin);
-    proto::put_uint(chunk_, pb::kTrackUuid, track);
-    proto::put_uint(chunk_, pb::kCategoryIids, category);
-    proto::put_uint(chunk_, pb::kNameIid, name);
+    size_t event = c.open(pb::kTrackEvent);
+    c.uint(pb::kType, pb::kSliceBegin);
+    c.uint(pb::kTrackUuid, track);
+    c.uint(pb::kCategoryIids, category);
+    c.uint(pb::kNameIid, name);
     for (size_t i = 0; i < args; ++i) {
-      proto::Message a(chunk_, pb::kDebugAnnotations);
-      proto::put_uint(chunk_, pb::kArgNameIid, keys_[i]);
+      size_t a = c.open(pb::kDebugAnnotations);
+      c.uint(pb::kArgNameIid, keys_[i]);
       if (s.args[i].is_text)
-        proto::put_uint(chunk_, pb::kArgStringValueIid, texts_[i]);
+        c.uint(pb::kArgStringValueIid, texts_[i]);
       else
-        proto::put_int(chunk_, pb::kArgIntValue, s.args[i].number);
+        c.sint(pb::kArgIntValue, s.args[i].number);
+      c.close(a);
     }
+    c.close(event);
+    c.close(packet);
   }
   void end_event(int64_t end, uint64_t track) {
-    proto::Message packet(chunk_, pb::kPacket);
-    proto::put_uint(chunk_, pb::kTimestamp, uint64_t(end - run_.origin_ns));
-    sequence(0);
-    proto::Message event(chunk_, pb::kTrackEvent);
-    proto::put_uint(chunk_, pb::kType, pb::kSliceEnd);
-    proto::put_uint(chunk_, pb::kTrackUuid, track);
+    proto::Cursor c(chunk_, kPacketRoom);
+    size_t packet = c.open(pb::kPacket);
+    c.uint(pb::kTimestamp, uint64_t(end - run_.origin_ns));
+    sequence(c, 0);
+    size_t event = c.open(pb::kTrackEvent);
+    c.uint(pb::kType, pb::kSliceEnd);
+    c.uint(pb::kTrackUuid, track);
+    c.close(event);
+    c.close(packet);
   }
   void flush_chunk() {
     if (!chunk_.empty()) deflater_.push(chunk_);

@@ -1,14 +1,20 @@
 // Which trace format `--trace F` writes (renderer.h: trace_format_for), on
 // the real renderer at the size boundary; and the protobuf wire encoding the
 // Perfetto trace is made of, against the encodings protobuf's documentation
-// gives. (The trace itself is decoded by Google's protobuf in
-// test_perfetto_trace.py.)
+// gives, written both ways (Bytes' functions and the hot path's Cursor); and
+// the zlib streams the packets are deflated into. (The trace itself is
+// decoded by Google's protobuf in test_perfetto_trace.py.)
+#include <dlfcn.h>
+#include <zlib.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <random>
 
 #include "profiler/store/reader.h"
 #include "reports/renderer.h"
 #include "reports/trace/proto_wire.h"
+#include "reports/trace/zlib_deflate.h"
 #include "tests/reports/fixtures.h"
 #include "tests/support/subprocess.h"
 
@@ -127,4 +133,79 @@ TEST_CASE("Protobuf wire: nested messages of any length") {
     put_bytes(out, 2, big);  // 203 bytes: the length takes two bytes
   }
   CHECK(text(out) == bytes({0x0a, 0xcb, 0x01, 0x12, 0xc8, 0x01}) + big);
+}
+
+// Every kind of field the Perfetto writer puts through a Cursor, beside the
+// same through Bytes' functions and Message: the bytes must be the same,
+// for messages whose length takes one, two and three bytes.
+TEST_CASE("Protobuf wire: a Cursor writes what Bytes and Message write") {
+  using namespace reports::proto;
+  for (size_t inner : {0, 5, 120, 127, 128, 300, 16383, 16384, 70000}) {
+    const std::string text_field(inner, 'q');
+    Bytes slow, fast;
+    slow.push_back('x');
+    fast.push_back('x');
+    {
+      Message outer(slow, 1);
+      put_uint(slow, 8, UINT64_MAX);
+      put_int(slow, 12, -3);
+      {
+        Message nested(slow, 60);
+        put_bytes(slow, 2, text_field);
+      }
+      put_uint(slow, 13, 0);
+    }
+    {
+      Cursor c(fast, 4 * Cursor::kMessageRoom + 8 * Cursor::kVarintRoom + inner);
+      size_t outer = c.open(1);
+      c.uint(8, UINT64_MAX);
+      c.sint(12, -3);
+      size_t nested = c.open(60);
+      c.bytes(2, text_field);
+      c.close(nested);
+      c.uint(13, 0);
+      c.close(outer);
+    }
+    INFO("text of " << inner << " bytes");
+    CHECK(text(fast) == text(slow));
+  }
+}
+
+namespace {
+
+// `deflated`, a zlib stream, inflated by zlib itself.
+std::string inflated(const reports::proto::Bytes& deflated, size_t size) {
+  std::string out(size + 1, '\0');
+  uLongf n = out.size();
+  int rc = uncompress(reinterpret_cast<Bytef*>(out.data()), &n,
+                      reinterpret_cast<const Bytef*>(deflated.data()), uLong(deflated.size()));
+  REQUIRE(rc == Z_OK);
+  out.resize(n);
+  return out;
+}
+
+}  // namespace
+
+// Both ways of deflating (libdeflate where it loads, zlib's own) give zlib
+// streams that zlib inflates to the packets given, empty, small, or larger
+// than a trace's chunk; libdeflate is used exactly where it loads.
+TEST_CASE("Trace deflating: zlib streams from libdeflate or zlib, the same bytes back") {
+  using namespace reports::proto;
+  std::mt19937_64 random(7);
+  std::string packets;
+  for (int i = 0; i < 300000; ++i)  // varint-like bytes, some runs
+    packets.push_back(char(random() % 7 == 0 ? 0x80 | (random() & 0x7f) : random() % 24));
+  bool has_libdeflate = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL) != nullptr;
+  CHECK(std::string(ZlibDeflate().library()) == (has_libdeflate ? "libdeflate" : "zlib"));
+  CHECK(std::string(ZlibDeflate(false).library()) == "zlib");
+  for (bool try_libdeflate : {true, false}) {
+    ZlibDeflate zlib(try_libdeflate);
+    Bytes out;
+    for (size_t size : {size_t(0), size_t(1), size_t(1000), packets.size()}) {
+      INFO(zlib.library() << ", " << size << " bytes");
+      zlib.deflate({packets.data(), size}, out);
+      CHECK(out.size() < size + 64);
+      CHECK(inflated(out, size) == packets.substr(0, size));
+    }
+  }
 }
