@@ -49,9 +49,20 @@ struct Cursor {
 
 }  // namespace
 
+// A row of kernels changed or deleted (by SQL: the writer only inserts)
+// leaves the blocks saying otherwise: they are emptied, so readers take the
+// table (kernel_blocks_whole), which is what the SQL changed. Rows inserted
+// alone change the count, which readers compare.
+constexpr const char* kStaleTriggers =
+    "CREATE TRIGGER kernel_blocks_on_update AFTER UPDATE ON kernels "
+    "WHEN EXISTS (SELECT 1 FROM kernel_blocks) BEGIN DELETE FROM kernel_blocks; END; "
+    "CREATE TRIGGER kernel_blocks_on_delete AFTER DELETE ON kernels "
+    "WHEN EXISTS (SELECT 1 FROM kernel_blocks) BEGIN DELETE FROM kernel_blocks; END;";
+
 const TableSpec& kernel_blocks_table() {
   static const TableSpec t{.name = "kernel_blocks",
                            .columns = kColumns,
+                           .triggers = kStaleTriggers,
                            .since_version = kKernelBlocksSince,
                            .windowed = false};
   return t;

@@ -9,7 +9,9 @@
 // The kernels table stays the truth, the one users' SQL reads: a reader
 // takes the blocks only where they hold as many rows as it
 // (kernel_blocks_whole), so a file written otherwise (rows inserted by SQL,
-// an older ddpscope, record's live window) reads its rows as before.
+// an older ddpscope, record's live window) reads its rows as before; a row
+// changed or deleted by SQL empties the blocks (kernel_blocks.cpp's
+// triggers, schema v9).
 //
 // A block is one rank's kernels in the order their rows were inserted;
 // blocks in rowid order are the kernels in rowid order. Its two shift

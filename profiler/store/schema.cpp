@@ -1,5 +1,8 @@
 #include "profiler/store/schema.h"
 
+#include <string>
+#include <vector>
+
 #include "profiler/store/table.h"
 
 namespace ddpscope::store {
@@ -20,9 +23,20 @@ void create_schema(Connection& conn) {
   Transaction tx(conn);
   conn.exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);");
   for (const TableSpec* t : tables()) conn.exec(create_sql(*t));
+  for (const TableSpec* t : tables())  // after every table: a trigger may name several
+    if (*t->triggers) conn.exec(t->triggers);
   conn.exec("PRAGMA application_id=" + std::to_string(kApplicationId));
   conn.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   tx.commit();
+}
+
+void drop_triggers(Connection& conn) {
+  std::vector<std::string> names;
+  {
+    Statement s(conn, "SELECT name FROM sqlite_master WHERE type = 'trigger'");
+    while (s.step()) names.push_back(s.text(0));
+  }
+  for (const auto& name : names) conn.exec("DROP TRIGGER \"" + name + "\"");
 }
 
 void create_indexes(Connection& conn) {

@@ -23,13 +23,18 @@ constexpr int kApplicationId = 0x44445053;
 // as having none. v6 added nccl_ce_ops (copy-engine collectives' steps) and the
 // timing `ce_events`; older files read as having none. v7 added fsdp_info and
 // fsdp_regions (FSDP2's own account); older files read as having none. v8
-// added kernel_blocks (the kernels packed, kernel_blocks.h); older files
-// read their kernels from the table.
-constexpr int kSchemaVersion = 8;
-constexpr int kKernelBlocksSince = 8;
+// added kernel_blocks (the kernels packed, kernel_blocks.h); v9 the triggers
+// that empty it when a row of kernels changes. Files before v9 read their
+// kernels from the table (v8's blocks, without those triggers, may be stale).
+constexpr int kSchemaVersion = 9;
+constexpr int kKernelBlocksSince = 9;
 
 // Creates every table of the current schema in an empty database and stamps it.
 void create_schema(Connection& conn);
+// Drops the schema's triggers, for a scratch copy (record's live window) that
+// trims rows one by one and never holds what they keep true: each would run
+// once a row.
+void drop_triggers(Connection& conn);
 
 // Indexes the analysis needs; built once after bulk writes (merge), never on the
 // injector's write path.

@@ -29,6 +29,7 @@ struct TableSpec {
   std::span<const Column> columns;
   const char* constraints = "";  // appended to the column list, e.g. a primary key
   const char* indexes = "";      // CREATE INDEX statements, built after bulk writes
+  const char* triggers = "";     // CREATE TRIGGER statements, made with the schema
   const char* insert_verb = "INSERT";
   bool per_rank = true;   // copied from rank files by the merge (tuner tables are not)
   int since_version = 1;  // the schema version that added it: older files lack it

@@ -34,8 +34,15 @@ EventFeed::~EventFeed() {
 bool EventFeed::next(EventBatch& out) { return batches_.pop(out); }
 
 void EventFeed::emit(EventBatch& batch) {
+  const bool kernels = !batch.kernels.empty();
   if (!batches_.push(std::move(batch))) throw Stopped{};
   batch = EventBatch{};
+  // The next batch is most likely of the same rows: room for all of them at
+  // once rather than by doubling (a copy of the rows each time).
+  if (kernels)
+    batch.kernels.reserve(kBatchRows);
+  else
+    batch.collectives.reserve(kBatchRows);
 }
 
 void EventFeed::read() {

@@ -15,9 +15,15 @@
 namespace ddpscope::reports::trace {
 namespace {
 
+// v as "0x..." in `buf`, which the view is of (a million collectives: no
+// string made for each).
+std::string_view hex(char (&buf)[24], uint64_t v) {
+  buf[0] = '0', buf[1] = 'x';
+  return {buf, size_t(std::to_chars(buf + 2, buf + sizeof buf, v, 16).ptr - buf)};
+}
 std::string hex(uint64_t v) {
-  char buf[24] = "0x";
-  return std::string(buf, std::to_chars(buf + 2, buf + sizeof buf, v, 16).ptr);
+  char buf[24];
+  return std::string(hex(buf, v));
 }
 
 // What a track shows; the order here is the order of tracks in the UI, since
@@ -103,7 +109,8 @@ void collective_slices(TraceSink& sink, Tracks& tracks, const CollectiveBackends
   std::string_view op = name_of(c.op);
   uint32_t track =
       gloo ? tracks.of(c.rank, Track::thread, c.tid) : tracks.of(c.rank, Track::stream, c.stream);
-  std::string comm = hex(c.comm_id);  // text: 63 bits do not survive a JS double
+  char comm_text[24];
+  std::string_view comm = hex(comm_text, c.comm_id);  // text: 63 bits do not survive a JS double
   const Arg args[] = {number_arg("bytes", int64_t(c.bytes)),
                       number_arg("count", int64_t(c.count)),
                       text_arg("dtype", name_of(c.dtype)),

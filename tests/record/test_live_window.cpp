@@ -78,6 +78,11 @@ TEST_CASE("the window copies what a live rank file gained, once, and lets old ev
   CHECK(count(window.path(), "SELECT count(*) FROM collectives") == 2);
   CHECK(count(window.path(), "SELECT min(seq) FROM collectives") == 3);
   CHECK(count(window.path(), "SELECT count(*) FROM ranges") == 2);
+  // The rank file keeps kernel_blocks true by triggers; the window, which
+  // trims rows one by one and holds no blocks, runs none.
+  CHECK(count(dir + "/rank-0.db", "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") ==
+        2);
+  CHECK(count(window.path(), "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 0);
   file.w.close();
 }
 

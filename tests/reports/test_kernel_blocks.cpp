@@ -1,8 +1,8 @@
 // The kernels packed into blocks (profiler/store/kernel_blocks.h): every
 // row as the kernels table holds it, in a rank file, a merged run and rank
 // files read together; the report and the trace the same with them as
-// without; a damaged block is bad input, and blocks that miss rows are not
-// read.
+// without; a damaged block is bad input, blocks that miss rows are not read,
+// and a row of kernels changed by SQL is what the report shows.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -199,5 +199,55 @@ TEST_CASE("Kernel blocks: a damaged one is bad input, and blocks that miss rows 
     auto [json2, trace2] = report_of(run, dir + "/missing");
     CHECK(json == json2);
     CHECK(trace == trace2);
+  }
+}
+
+// The kernels table is the truth users' SQL edits (say, names scrubbed
+// before a file is shared): a row changed or deleted empties the blocks
+// (schema v9's triggers), so the report shows the edit; a file of schema v8,
+// whose blocks had no such triggers, is read from its table.
+TEST_CASE("Kernel blocks: kernels changed by SQL are what the report shows") {
+  const std::string dir = temp_dir("kernel-blocks-edited");
+  make_gpu_run(dir);
+  const std::string run = dir + "/run.db";
+  auto renamed = [&](const std::string& path) {
+    auto reader = store::open_run(path);
+    return reader->rows<KernelRecord>("name = 'scrubbed'").size();
+  };
+  // In the trace as JSON (the Perfetto one is deflated): a kernel's slice.
+  auto shown = [&](const std::string& path, const std::string& out) {
+    auto reader = store::open_run(path);
+    auto analysis = analysis::analyze_run(*reader);
+    reports::make_trace_renderer()->write({analysis, *reader}, out + ".trace.json");
+    return read_text(out + ".trace.json").find("\"name\":\"scrubbed\"") != std::string::npos;
+  };
+  CHECK(!shown(run, dir + "/before"));
+  SECTION("a merged run: rows renamed") {
+    exec(run, "UPDATE kernels SET name = 'scrubbed' WHERE kind = 'compute'");
+    store::RunReader reader(run);
+    CHECK(!store::kernel_blocks_whole(reader));
+    CHECK(reader.count("kernel_blocks") == 0);
+    CHECK(renamed(run) > 0);
+    CHECK(shown(run, dir + "/renamed"));
+  }
+  SECTION("a rank file: a row deleted and another inserted, the count unchanged") {
+    const std::string rank = dir + "/rank-1.db";
+    exec(rank,
+         "DELETE FROM kernels WHERE rowid = (SELECT min(rowid) FROM kernels); "
+         "INSERT INTO kernels(rank, device, stream, name, start_ns, end_ns, correlation, kind) "
+         "SELECT rank, device, stream, 'scrubbed', start_ns, end_ns, correlation, 'compute' "
+         "FROM kernels LIMIT 1");
+    store::RunReader reader(rank);
+    CHECK(!store::kernel_blocks_whole(reader));
+    CHECK(shown(dir, dir + "/together"));
+  }
+  SECTION("a file of schema v8: its table, not its blocks") {
+    exec(run,
+         "DROP TRIGGER kernel_blocks_on_update; "
+         "UPDATE kernels SET name = 'scrubbed' WHERE kind = 'compute'; PRAGMA user_version = 8");
+    store::RunReader reader(run);
+    CHECK(reader.count("kernel_blocks") > 0);  // stale: the trigger was not there
+    CHECK(!store::kernel_blocks_whole(reader));
+    CHECK(shown(run, dir + "/v8"));
   }
 }
