@@ -1,8 +1,8 @@
 #include "profiler/core/units.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 namespace ddpscope {
 
@@ -21,11 +21,17 @@ std::string human_bytes(double b) {
   return buf;
 }
 
+// printf's "%.15g" read back by strtod, both correctly rounded, as
+// to_chars and from_chars are: a CSV of 1,024 ranks rounds millions of
+// figures, and printf's own took seconds of it. A value whose 15 digits pass
+// DBL_MAX stays as it is (strtod made it infinite).
 double round_significant(double v) {
   if (!std::isfinite(v) || v == 0) return v;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.15g", v);
-  return std::strtod(buf, nullptr);
+  const char* end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 15).ptr;
+  double out = v;
+  std::from_chars(buf, end, out);
+  return out;
 }
 
 }  // namespace ddpscope

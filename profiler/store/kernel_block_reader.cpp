@@ -7,7 +7,8 @@
 namespace ddpscope::store {
 
 bool kernel_blocks_whole(RunReader& file) {
-  if (file.schema_version() < kKernelBlocksSince) return false;
+  // The file's own version: its main tables are counted here.
+  if (file.file_schema_version() < kKernelBlocksSince) return false;
   Statement s(file.connection(),
               "SELECT (SELECT count(*) FROM main.kernels), "
               "(SELECT coalesce(sum(rows), 0) FROM main.kernel_blocks)");

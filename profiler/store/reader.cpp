@@ -161,6 +161,7 @@ RunReader::~RunReader() = default;
 int64_t RunReader::place(const Placement& p) {
   placement_ = p;
   int64_t next = place_rank_file(*conn_, version_, p);
+  written_version_ = version_;
   version_ = kSchemaVersion;
   return next;
 }

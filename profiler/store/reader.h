@@ -95,6 +95,10 @@ class RunReader {
     return *conn_;
   }
   int schema_version() const { return version_; }
+  // The version the file itself was written with. A rank file placed among
+  // others (report DIR) reads as the current schema through its views
+  // (schema_version()), but its own tables, main.*, stay as it wrote them.
+  int file_schema_version() const { return written_version_.value_or(version_); }
 
   void set_filter(RunFilter f);
   const RunFilter& filter() const { return filter_; }
@@ -131,6 +135,7 @@ class RunReader {
   std::string path_;
   std::unique_ptr<Connection> conn_;  // none when reading several files
   int version_ = 0;
+  std::optional<int> written_version_;  // set by place(), before version_ reads as current
   RunFilter filter_;
   // Reading several files: the launch account's rows, then each file's.
   std::vector<std::unique_ptr<RunReader>> parts_;

@@ -241,6 +241,21 @@ TEST_CASE("Kernel blocks: kernels changed by SQL are what the report shows") {
     CHECK(!store::kernel_blocks_whole(reader));
     CHECK(shown(dir, dir + "/together"));
   }
+  SECTION("rank files of schema v8 read together: their tables, whole") {
+    auto [json, trace] = report_of(dir, dir + "/v9");
+    for (const auto& f : store::find_rank_files(dir)) exec(f, "PRAGMA user_version = 8");
+    auto reader = store::open_run(dir);
+    size_t stamped = 0;
+    for (store::RunReader* part : reader->parts()) {  // but the launch account's
+      if (part->count("kernels") == 0) continue;
+      stamped += part->file_schema_version() == 8;
+      CHECK(!store::kernel_blocks_whole(*part));
+    }
+    CHECK(stamped == store::find_rank_files(dir).size());
+    auto [json8, trace8] = report_of(dir, dir + "/v8");
+    CHECK(json8 == json);
+    CHECK(trace8 == trace);
+  }
   SECTION("a file of schema v8: its table, not its blocks") {
     exec(run,
          "DROP TRIGGER kernel_blocks_on_update; "

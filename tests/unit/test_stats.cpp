@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <vector>
 
 #include "profiler/core/stats.h"
@@ -91,4 +94,34 @@ TEST_CASE("machine-readable figures drop the float noise of interpolation, nothi
   CHECK(round_significant(-4.0) == -4.0);
   CHECK(round_significant(0.0) == 0.0);
   CHECK(std::isnan(round_significant(std::nan(""))));
+}
+
+// The same value as printf's "%.15g" read back by strtod, bit for bit, over
+// magnitudes from subnormal to huge, ties at the 15th digit, and values one
+// ulp off round decimals; but DBL_MAX, whose 15 digits overflow, stays finite.
+TEST_CASE("machine-readable figures: 15 digits exactly as printf and strtod round them") {
+  std::mt19937_64 random(15);
+  std::vector<double> values = {
+      0.5e-323, 2.2250738585072014e-308, 1e-5, 0.1, 1.5, 2.5, 123456789012345.5, 999999999999999.5,
+      1e15,     1.7976931348623157e308};
+  for (int i = 0; i < 200000; ++i) {
+    double mantissa = std::uniform_real_distribution<double>(1, 10)(random);
+    values.push_back(std::ldexp(mantissa, int(random() % 2000) - 1000));
+    double round = double(random() % 1000000000000000) / 1e6;  // a decimal, and its neighbours
+    values.insert(values.end(), {round, std::nextafter(round, 0.0), std::nextafter(round, 1e300)});
+  }
+  size_t differ = 0;
+  double first = 0;
+  for (double v : values) {
+    for (double x : {v, -v}) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.15g", x);
+      double expected = std::strtod(buf, nullptr);
+      if (std::isinf(expected)) expected = x;  // rounded past DBL_MAX: kept as it is
+      if (round_significant(x) != expected && differ++ == 0) first = x;
+    }
+  }
+  INFO("first differing value " << first);
+  CHECK(values.size() > 800000);
+  CHECK(differ == 0);
 }
