@@ -1,5 +1,7 @@
 #include "reports/trace/packet_deflater.h"
 
+#include <stdexcept>
+
 #include "reports/trace/proto_wire.h"
 #include "reports/trace/zlib_deflate.h"
 

@@ -132,31 +132,26 @@ void collective_slices(TraceSink& sink, Tracks& tracks, const CollectiveBackends
 // memcpy*/memset* are copies; a kernel tied to a collective, of kind comm/nccl,
 // or named nccl* is communication; everything else is compute. Kinds are
 // lower-case.
-Track kernel_track(std::string_view kind, bool for_collective, std::string_view name) {
-  if (kind.find("memcpy") != std::string::npos || kind.find("memset") != std::string::npos)
-    return Track::memory;
-  if (for_collective || kind == "comm" || kind == "nccl" || kind == "communication" ||
-      name.starts_with("nccl"))
-    return Track::comm_kernels;
-  return Track::compute_kernels;
-}
-
-// kernel_track for many kernels, whose kinds are a handful of texts: what a
-// kind alone decides is kept by the kind, so most kernels cost no search
-// for "memcpy" and "memset".
 class KernelTracks {
  public:
   Track of(std::string_view kind, bool for_collective, std::string_view name) {
+    // A run's kinds are a handful of texts: what a kind alone decides is
+    // kept by the kind, so most kernels cost no search for "memcpy".
     auto known =
         std::find_if(kinds_.begin(), kinds_.end(), [&](const auto& k) { return k.first == kind; });
-    if (known == kinds_.end())
-      known = kinds_.emplace(kinds_.end(), std::string(kind), kernel_track(kind, false, ""));
+    if (known == kinds_.end()) known = kinds_.emplace(kinds_.end(), kind, by_kind(kind));
     if (known->second != Track::compute_kernels) return known->second;
     return for_collective || name.starts_with("nccl") ? Track::comm_kernels
                                                       : Track::compute_kernels;
   }
 
  private:
+  static Track by_kind(std::string_view kind) {
+    if (kind.find("memcpy") != std::string::npos || kind.find("memset") != std::string::npos)
+      return Track::memory;
+    if (kind == "comm" || kind == "nccl" || kind == "communication") return Track::comm_kernels;
+    return Track::compute_kernels;
+  }
   std::vector<std::pair<std::string, Track>> kinds_;
 };
 
