@@ -312,7 +312,7 @@ std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows, int64_t
 // `already`: the collectives read already (rank files read together), else
 // they are read here.
 CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int64_t split_rows,
-                                const std::vector<CollectiveRecord>* already) {
+                                const std::vector<std::vector<CollectiveRecord>>* already) {
   CollectivePass pass;
   OpSummarizer ops;
   Timing best = Timing::none;
@@ -330,7 +330,8 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int6
     pass.origin = std::min(pass.origin, c.host_start_ns);
   };
   if (already) {
-    for (const auto& c : *already) take(c);
+    for (const auto& run : *already)
+      for (const auto& c : run) take(c);
   } else if (auto middle = middle_id(reader, int64_t(rows), split_rows)) {
     auto later = collectives_beside(reader, *middle);
     reader.for_each_collective(take, "id < " + std::to_string(*middle));

@@ -120,7 +120,11 @@ KernelIntervals kernels_by_rowid(store::RunReader& own) {
 
 FilesRead read_files(store::RunReader& reader) {
   auto files = reader.parts();
-  std::vector<FilesRead> runs(static_cast<size_t>(kernel_readers()));
+  struct Run {
+    std::vector<CollectiveRecord> collectives;
+    KernelIntervals kernels;
+  };
+  std::vector<Run> runs(static_cast<size_t>(kernel_readers()));
   core::parallel_runs(files.size(), int(runs.size()), [&](size_t k, size_t first, size_t last) {
     for (size_t i = first; i < last; ++i) {
       files[i]->for_each_collective(
@@ -130,13 +134,10 @@ FilesRead read_files(store::RunReader& reader) {
                                      INT64_MAX)));
     }
   });
-  FilesRead out = std::move(runs[0]);
-  for (size_t k = 1; k < runs.size(); ++k) {
-    out.collectives.insert(out.collectives.end(),
-                           std::make_move_iterator(runs[k].collectives.begin()),
-                           std::make_move_iterator(runs[k].collectives.end()));
-    runs[k].collectives = {};
-    append(out.kernels, std::move(runs[k].kernels));
+  FilesRead out;
+  for (auto& run : runs) {
+    out.collectives.push_back(std::move(run.collectives));
+    append(out.kernels, std::move(run.kernels));
   }
   return out;
 }
