@@ -126,6 +126,12 @@ FilesRead read_files(store::RunReader& reader) {
   };
   std::vector<Run> runs(static_cast<size_t>(kernel_readers()));
   core::parallel_runs(files.size(), int(runs.size()), [&](size_t k, size_t first, size_t last) {
+    // Counted first, so that the run's vector is sized once: grown by
+    // doubling it would copy what it holds at each step (a count is a pass
+    // over the table's pages, not a decoding of its rows).
+    size_t rows = 0;
+    for (size_t i = first; i < last; ++i) rows += size_t(files[i]->count("collectives"));
+    runs[k].collectives.reserve(rows);
     for (size_t i = first; i < last; ++i) {
       files[i]->for_each_collective(
           [&](const CollectiveRecord& c) { runs[k].collectives.push_back(c); });
