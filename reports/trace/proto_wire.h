@@ -80,16 +80,22 @@ class Bytes {
   size_t used_ = 0;
 };
 
+// v's varint at `out` (room for 10 bytes): 7 bits a byte, low bits first,
+// the high bit saying "more". Returns its length.
+inline size_t encode_varint(char* out, uint64_t v) {
+  size_t n = 0;
+  for (; v >= 0x80; v >>= 7) out[n++] = char(uint8_t(v) | 0x80);
+  out[n++] = char(v);
+  return n;
+}
+
 inline void put_varint(Bytes& out, uint64_t v) {
   if (v < 0x80) {  // most tags, flags, iids and small values
     out.push_back(char(v));
     return;
   }
-  char bytes[10];  // 7 bits a byte, low bits first; the high bit says "more"
-  size_t n = 0;
-  for (; v >= 0x80; v >>= 7) bytes[n++] = char(uint8_t(v) | 0x80);
-  bytes[n++] = char(v);
-  out.append(bytes, n);
+  char bytes[10];
+  out.append(bytes, encode_varint(bytes, v));
 }
 
 inline void put_tag(Bytes& out, uint32_t field, WireType type) {
@@ -128,10 +134,10 @@ class Message {
       out_[start_ - 1] = char(length);
       return;
     }
-    Bytes prefix;
-    put_varint(prefix, length);
+    char prefix[10];
+    const size_t n = encode_varint(prefix, length);
     out_[start_ - 1] = prefix[0];
-    out_.insert(start_, prefix.data() + 1, prefix.size() - 1);
+    out_.insert(start_, prefix + 1, n - 1);
   }
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;
@@ -161,10 +167,7 @@ class Cursor {
   Cursor(const Cursor&) = delete;
   Cursor& operator=(const Cursor&) = delete;
 
-  void varint(uint64_t v) {
-    for (; v >= 0x80; v >>= 7) *p_++ = char(uint8_t(v) | 0x80);
-    *p_++ = char(v);
-  }
+  void varint(uint64_t v) { p_ += encode_varint(p_, v); }
   void uint(uint32_t field, uint64_t v) {
     varint((uint64_t(field) << 3) | kVarint);
     varint(v);
@@ -190,10 +193,7 @@ class Cursor {
       return;
     }
     char prefix[kVarintRoom];
-    size_t n = 0;
-    uint64_t v = length;
-    for (; v >= 0x80; v >>= 7) prefix[n++] = char(uint8_t(v) | 0x80);
-    prefix[n++] = char(v);
+    const size_t n = encode_varint(prefix, length);
     std::memmove(base_ + start + n - 1, base_ + start, length);
     std::memcpy(base_ + start - 1, prefix, n);
     p_ += n - 1;
