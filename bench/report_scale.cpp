@@ -151,7 +151,12 @@ int main(int argc, char** argv) {
   store::RunReader reader(root + "/run.db");
   auto t = std::chrono::steady_clock::now();
   double cpu = cpu_seconds();
-  auto run = analysis::analyze_run(reader);
+  // As `report --trace` runs it: the analysis keeps the collectives it read
+  // for the trace.
+  CollectiveRuns kept;
+  analysis::AnalysisOptions options;
+  options.keep_collectives = &kept;
+  auto run = analysis::analyze_run(reader, options);
   double analysis_s = seconds_since(t);
   printf("%-10s %8.2f s   (cpu %.2f s, %d iterations/rank, %zu buckets, peak RSS %ld MiB)\n",
          "analysis", analysis_s, cpu_seconds() - cpu, run.iterations.count, run.buckets.size(),
@@ -170,7 +175,7 @@ int main(int argc, char** argv) {
   for (auto& f : formats) {
     t = std::chrono::steady_clock::now();
     cpu = cpu_seconds();
-    f.r->write({run, reader}, f.target);
+    f.r->write({run, reader, &kept}, f.target);
     double s = seconds_since(t);
     cpu = cpu_seconds() - cpu;
     bool comparison = f.target.ends_with("trace.json");

@@ -49,7 +49,12 @@ int run_report(const ReportArgs& a) {
   if (part.empty() && !filter.all()) part = "(filtered)";
   reader.set_filter(filter);
 
-  auto run = analysis::analyze_run(reader);
+  analysis::AnalysisOptions options;
+  CollectiveRuns collectives;
+  for (size_t i = 0; i < formats.size(); ++i)
+    if (!a.outputs[i].empty() && formats[i].walks_collectives)
+      options.keep_collectives = &collectives;
+  auto run = analysis::analyze_run(reader, options);
   if (!a.quiet) {
     reports::RunOverview overview;
     overview.path = a.path;
@@ -66,7 +71,8 @@ int run_report(const ReportArgs& a) {
     const std::string& target = a.outputs[i];
     if (target.empty()) continue;
     auto renderer = formats[i].make();
-    renderer->write({run, reader}, target);  // runtime_error names the target
+    // runtime_error names the target
+    renderer->write({run, reader, options.keep_collectives}, target);
     std::string note = renderer->note();
     std::cerr << "ddpscope: wrote " << target << (note.empty() ? "" : " (" + note + ")") << "\n";
   }

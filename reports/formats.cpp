@@ -26,7 +26,7 @@ const std::vector<ReportFormat>& report_formats() {
        ".perfetto-trace or .pb, Chrome trace-event JSON if .json; any other name is protobuf "
        "when the run has more than " +
            std::to_string(kJsonTraceMaxRows) + " event rows (docs/trace.md)",
-       make_trace_renderer, core::check_output_path},
+       make_trace_renderer, core::check_output_path, true},
       {"--kineto",
        "write one PyTorch-profiler (Kineto) trace per rank into this directory, for HTA "
        "(Holistic Trace Analysis): DIR/rank-<R>.json (docs/trace.md)",

@@ -22,6 +22,9 @@ struct ReportFormat {
   // with it, when the target cannot take the output: called before the
   // analysis so a typo costs nothing; the renderer checks again as it writes.
   void (*check)(const std::string& target);
+  // Its renderer walks every collective (ReportInput::collectives): the
+  // analysis then keeps what it read for it.
+  bool walks_collectives = false;
 };
 
 const std::vector<ReportFormat>& report_formats();

@@ -17,6 +17,9 @@ namespace ddpscope::reports {
 struct ReportInput {
   const analysis::RunAnalysis& run;
   store::RunReader& reader;  // the same run, for raw events (trace)
+  // The collectives the analysis read (AnalysisOptions::keep_collectives),
+  // which the trace then need not read again; null: read from `reader`.
+  const CollectiveRuns* collectives = nullptr;
 };
 
 class Renderer {

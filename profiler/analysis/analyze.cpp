@@ -328,9 +328,9 @@ std::optional<int64_t> middle_id(store::RunReader& reader, int64_t rows, int64_t
 }
 
 // `already`: the collectives read already (rank files read together), else
-// they are read here.
+// they are read here, and kept in `keep` where it is set.
 CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int64_t split_rows,
-                                const std::vector<std::vector<CollectiveRecord>>* already) {
+                                const CollectiveRuns* already, CollectiveRuns* keep) {
   CollectivePass pass;
   OpSummarizer ops;
   Timing best = Timing::none;
@@ -338,6 +338,7 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int6
   // Sized once: grown by doubling, a million calls would briefly be held twice.
   pass.calls.reserve(rows);
   core::progress::Counter read("analysis: collectives", rows);
+  std::vector<CollectiveRecord>* kept = nullptr;  // what `take` keeps records in
   auto take = [&](const CollectiveRecord& c) {
     read.tick();
     ops.add(c);
@@ -346,15 +347,27 @@ CollectivePass read_collectives(RunAnalysis& run, store::RunReader& reader, int6
     pass.calls.back().shape = pass.shapes.id(c.op, c.dtype, c.count);
     best = std::max(best, c.timing);
     pass.origin = std::min(pass.origin, c.host_start_ns);
+    if (kept) kept->push_back(c);
   };
+  auto keep_from_here = [&](size_t most) {
+    if (!keep) return;
+    kept = &keep->emplace_back();
+    kept->reserve(most);
+  };
+  if (keep) keep->clear();
   if (already) {
     for (const auto& run : *already)
       for (const auto& c : run) take(c);
   } else if (auto middle = middle_id(reader, int64_t(rows), split_rows)) {
     auto later = collectives_beside(reader, *middle);
+    keep_from_here(rows / 2 + 1);
     reader.for_each_collective(take, "id < " + std::to_string(*middle));
-    for (const auto& c : later.get()) take(c);
+    kept = nullptr;  // the later half is kept as its thread read it
+    auto rest = later.get();
+    for (const auto& c : rest) take(c);
+    if (keep) keep->push_back(std::move(rest));
   } else {
+    keep_from_here(rows);
     reader.for_each_collective(take);
   }
   run.ops = ops.finish();
@@ -432,7 +445,9 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
     kernels_read = kernel_intervals_beside(reader);
   }
   auto [calls, device_spans, origin, shapes] =
-      read_collectives(run, reader, options.split_read_rows, files ? &files->collectives : nullptr);
+      read_collectives(run, reader, options.split_read_rows, files ? &files->collectives : nullptr,
+                       options.keep_collectives);
+  if (files && options.keep_collectives) *options.keep_collectives = std::move(files->collectives);
   files.reset();
   auto by_rank = calls_by_rank(calls);
   auto fsdp = classify_fsdp(reader, by_rank);

@@ -14,6 +14,10 @@ struct AnalysisOptions {
   // A run of this many collectives or more is read in two halves, on two
   // threads (below it a second thread and connection cost more than they save).
   int64_t split_read_rows = 100'000;
+  // Where set, the collectives the analysis read are left here (in id
+  // order, as the filter keeps them) for the trace, which then need not read
+  // them again: ~136 bytes a collective held until the caller drops them.
+  CollectiveRuns* keep_collectives = nullptr;
 };
 
 RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options = {});

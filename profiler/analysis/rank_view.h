@@ -57,9 +57,7 @@ std::future<KernelIntervals> kernel_intervals_beside(const store::RunReader& rea
 // own connection by one of the threads that share the files out (a file
 // opened, checked and placed once is the most of the cost at 1,024 files).
 struct FilesRead {
-  // Thread by thread, each its files' in order: not joined into one vector,
-  // a copy of every record (0.7 GB at 1,024 ranks x 500 iterations).
-  std::vector<std::vector<CollectiveRecord>> collectives;
+  CollectiveRuns collectives;  // thread by thread, each its files' in order
   KernelIntervals kernels;
 };
 FilesRead read_files(store::RunReader& reader);

@@ -23,8 +23,11 @@ uint32_t append_text(std::string& text, std::string_view s) {
 
 }  // namespace
 
-EventFeed::EventFeed(store::RunReader& reader, bool kernels_by_rank)
-    : reader_(reader), kernels_by_rank_(kernels_by_rank), thread_([this] { read(); }) {}
+EventFeed::EventFeed(store::RunReader& reader, bool kernels_by_rank, bool with_collectives)
+    : reader_(reader),
+      kernels_by_rank_(kernels_by_rank),
+      with_collectives_(with_collectives),
+      thread_([this] { read(); }) {}
 
 EventFeed::~EventFeed() {
   batches_.stop();
@@ -48,10 +51,11 @@ void EventFeed::emit(EventBatch& batch) {
 void EventFeed::read() {
   try {
     EventBatch batch;
-    reader_.for_each_collective([&](const CollectiveRecord& c) {
-      batch.collectives.push_back(c);
-      if (batch.collectives.size() == kBatchRows) emit(batch);
-    });
+    if (with_collectives_)
+      reader_.for_each_collective([&](const CollectiveRecord& c) {
+        batch.collectives.push_back(c);
+        if (batch.collectives.size() == kBatchRows) emit(batch);
+      });
     for (store::RunReader* file : reader_.parts(kernels_by_rank_)) read_kernels(*file, batch);
     if (!batch.empty()) emit(batch);
     // Here, after every statement of this thread is finalized: the caller

@@ -43,9 +43,9 @@ struct EventBatch {
 
 class EventFeed {
  public:
-  // Starts reading `reader`'s collectives, then its kernels: file by file
-  // as parts(kernels_by_rank) gives them.
-  EventFeed(store::RunReader& reader, bool kernels_by_rank);
+  // Starts reading `reader`'s collectives (unless not `with_collectives`),
+  // then its kernels: file by file as parts(kernels_by_rank) gives them.
+  EventFeed(store::RunReader& reader, bool kernels_by_rank, bool with_collectives = true);
   ~EventFeed();  // stops the thread; unread batches are dropped
   EventFeed(const EventFeed&) = delete;
   EventFeed& operator=(const EventFeed&) = delete;
@@ -62,7 +62,7 @@ class EventFeed {
   void emit(EventBatch& batch);  // queues a full batch; throws Stopped once stopped
 
   store::RunReader& reader_;
-  const bool kernels_by_rank_;
+  const bool kernels_by_rank_, with_collectives_;
   Handoff<EventBatch> batches_{4};
   std::thread thread_;
 };

@@ -167,10 +167,15 @@ void kernel_slice(TraceSink& sink, Tracks& tracks, KernelTracks& kinds, const Ev
 
 // Collectives, then each file's kernels in the order one run database gives
 // them (the merge's order), and so kernels of some ranks by rank
-// (rank_order); read on the feed's thread while these are written.
-void walk_collectives_and_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& reader) {
+// (rank_order); read on the feed's thread while these are written. The
+// collectives `read` already are written while the feed reads kernels.
+void walk_collectives_and_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& reader,
+                                  const CollectiveRuns* read) {
   CollectiveBackends backends(reader);
-  EventFeed feed(reader, !reader.filter().ranks.empty());
+  EventFeed feed(reader, !reader.filter().ranks.empty(), read == nullptr);
+  if (read)
+    for (const auto& run : *read)
+      for (const CollectiveRecord& c : run) collective_slices(sink, tracks, backends, c);
   EventBatch batch;
   KernelTracks kinds;
   while (feed.next(batch)) {
@@ -247,24 +252,36 @@ std::string min_by_rank(const std::string& ranks, const std::string& table,
 
 }  // namespace
 
-int64_t trace_origin_ns(store::RunReader& reader) {
+int64_t trace_origin_ns(store::RunReader& reader, const CollectiveRuns* read) {
   // One file's tables are seeked rank by rank on their (rank, time) indexes;
   // a run's rank files have no such index and hold one rank each.
   auto files = reader.parts();
   const bool indexed = files.size() == 1;
   int64_t origin = INT64_MAX;
+  if (read)
+    for (const auto& run : *read)
+      for (const CollectiveRecord& c : run) {
+        origin = std::min(origin, c.host_start_ns);  // never kNoTime
+        if (c.start_ns != kNoTime) origin = std::min(origin, c.start_ns);
+      }
   for (store::RunReader* file : files) {
     auto w = [&](const char* table) { return std::string(" WHERE ") + file->where(table); };
     auto by_rank = [&](const std::string& ranks, const char* table, const char* column) {
       return indexed ? min_by_rank(ranks, table, column, file->where(table))
                      : std::string("SELECT min(") + column + ") AS t FROM " + table + w(table);
     };
+    // Collectives' device starts have no index: a pass over the table, which
+    // the records read already make a pass over memory.
+    const std::string collectives = read ? "" : ranks_of("cr", "collectives") + ", ";
+    const std::string collective_times =
+        read ? ""
+             : by_rank("cr", "collectives", "host_start_ns") +
+                   " UNION ALL SELECT min(start_ns) FROM collectives" + w("collectives") +
+                   " UNION ALL ";
     store::Statement s(file->connection(),
-                       "WITH RECURSIVE " + ranks_of("cr", "collectives") + ", " +
-                           ranks_of("kr", "kernels") + " SELECT min(t) AS earliest_time FROM (" +
-                           by_rank("cr", "collectives", "host_start_ns") +
-                           " UNION ALL SELECT min(start_ns) FROM collectives" + w("collectives") +
-                           " UNION ALL " + by_rank("kr", "kernels", "start_ns") +
+                       "WITH RECURSIVE " + collectives + ranks_of("kr", "kernels") +
+                           " SELECT min(t) AS earliest_time FROM (" + collective_times +
+                           by_rank("kr", "kernels", "start_ns") +
                            " UNION ALL SELECT min(start_ns) FROM ranges" + w("ranges") +
                            " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") + ")");
     // time(): a stored value outside the time range is a damaged file, not an
@@ -285,12 +302,12 @@ bool CollectiveBackends::gloo(const CollectiveRecord& c) const {
   return b != backends_.end() && b->second == Backend::gloo;
 }
 
-void walk_run(store::RunReader& reader, TraceSink& out) {
+void walk_run(store::RunReader& reader, TraceSink& out, const CollectiveRuns* read) {
   // Host enqueues are slices too: the count may pass the rows a little.
   CountingSink sink(out, uint64_t(event_rows(reader)));
-  sink.begin({reader.path(), reader.timeline(), trace_origin_ns(reader)});
+  sink.begin({reader.path(), reader.timeline(), trace_origin_ns(reader, read)});
   Tracks tracks(sink, reader.processes());
-  walk_collectives_and_kernels(sink, tracks, reader);
+  walk_collectives_and_kernels(sink, tracks, reader, read);
   // Each file's rows in the order one run database gives them: syncs as
   // stored (the merge's order), ranges by rank.
   for (store::RunReader* file : reader.parts(true))

@@ -69,14 +69,17 @@ class TraceSink {
 };
 
 // Walks the run: ranks, then collectives (device and host intervals),
-// kernels, NVTX ranges and synchronisations.
-void walk_run(store::RunReader& reader, TraceSink& sink);
+// kernels, NVTX ranges and synchronisations. `read`: the run's collectives
+// as the analysis read them through the same filter
+// (AnalysisOptions::keep_collectives), else they are read from the run.
+void walk_run(store::RunReader& reader, TraceSink& sink, const CollectiveRuns* read = nullptr);
 
 // The earliest time of any event (collectives' host and device starts,
 // kernels, NVTX ranges, syncs), so that timestamps count from near 0:
 // wall-clock ns since 1970 do not fit a double's precision as microseconds.
 // A stored time out of range is a damaged file (InputError).
-int64_t trace_origin_ns(store::RunReader& reader);
+// `read`: the run's collectives as walk_run takes them.
+int64_t trace_origin_ns(store::RunReader& reader, const CollectiveRuns* read = nullptr);
 
 // Which collectives ran on Gloo (host threads) rather than a device stream:
 // by their communicator's backend, else their process's.

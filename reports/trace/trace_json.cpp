@@ -110,9 +110,9 @@ class JsonSink : public TraceSink {
 
 }  // namespace
 
-void write_json_trace(store::RunReader& reader, std::ostream& os) {
+void write_json_trace(store::RunReader& reader, std::ostream& os, const CollectiveRuns* read) {
   JsonSink sink(os);
-  walk_run(reader, sink);
+  walk_run(reader, sink, read);
 }
 
 }  // namespace ddpscope::reports::trace

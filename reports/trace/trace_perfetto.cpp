@@ -306,9 +306,9 @@ class PerfettoSink : public TraceSink {
 
 }  // namespace
 
-void write_perfetto_trace(store::RunReader& reader, std::ostream& os) {
+void write_perfetto_trace(store::RunReader& reader, std::ostream& os, const CollectiveRuns* read) {
   PerfettoSink sink(os);
-  walk_run(reader, sink);
+  walk_run(reader, sink, read);
 }
 
 }  // namespace ddpscope::reports::trace

@@ -9,10 +9,14 @@
 
 namespace ddpscope::reports::trace {
 
+// `read`: the run's collectives where the analysis kept them (walk_run).
+
 // Chrome trace-event JSON (trace_json.cpp).
-void write_json_trace(store::RunReader& reader, std::ostream& os);
+void write_json_trace(store::RunReader& reader, std::ostream& os,
+                      const CollectiveRuns* read = nullptr);
 
 // Perfetto's own protobuf format, TrackEvent packets (trace_perfetto.cpp).
-void write_perfetto_trace(store::RunReader& reader, std::ostream& os);
+void write_perfetto_trace(store::RunReader& reader, std::ostream& os,
+                          const CollectiveRuns* read = nullptr);
 
 }  // namespace ddpscope::reports::trace
