@@ -28,7 +28,8 @@ packages=(
   ccache                   # the compiler cache every build goes through (CMakeLists.txt)
   libsqlite3-dev sqlite3 libcli11-dev catch2 nlohmann-json3-dev libfmt-dev
   zlib1g-dev               # deflates the Perfetto trace (reports/trace/zlib_deflate.h)
-  libdeflate0              # deflates it in half the time, where present (the same file)
+  libisal-dev              # deflates it fastest (ISA-L's igzip; the same file)
+  libdeflate0              # else in half zlib's time, where present (the same file)
   libgloo-dev libopenmpi-dev openmpi-bin
   python3-torch
 )

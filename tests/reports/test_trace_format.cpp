@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 
@@ -186,20 +187,29 @@ std::string inflated(const reports::proto::Bytes& deflated, size_t size) {
 
 }  // namespace
 
-// Both ways of deflating (libdeflate where it loads, zlib's own) give zlib
-// streams that zlib inflates to the packets given, empty, small, or larger
-// than a trace's chunk; libdeflate is used exactly where it loads.
-TEST_CASE("Trace deflating: zlib streams from libdeflate or zlib, the same bytes back") {
+// Every way of deflating (ISA-L where built with it, libdeflate where it
+// loads, zlib's own) gives zlib streams that zlib inflates to the packets
+// given: empty, small, larger than a trace's chunk, or random bytes. Each
+// library is used exactly where it is at hand.
+TEST_CASE("Trace deflating: zlib streams from ISA-L, libdeflate or zlib, the same bytes back") {
   using namespace reports::proto;
+  using Library = ZlibDeflate::Library;
   std::mt19937_64 random(7);
-  std::string packets;
+  std::string packets, noise;
   for (int i = 0; i < 300000; ++i)  // varint-like bytes, some runs
     packets.push_back(char(random() % 7 == 0 ? 0x80 | (random() & 0x7f) : random() % 24));
-  bool has_libdeflate = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL) != nullptr;
-  CHECK(std::string(ZlibDeflate().library()) == (has_libdeflate ? "libdeflate" : "zlib"));
-  CHECK(std::string(ZlibDeflate(false).library()) == "zlib");
-  for (bool try_libdeflate : {true, false}) {
-    ZlibDeflate zlib(try_libdeflate);
+  for (int i = 0; i < 200000; ++i) noise.push_back(char(random()));
+  const bool has_libdeflate = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL) != nullptr;
+  const Library fastest = ZlibDeflate::built_with_isal() ? Library::isal
+                          : has_libdeflate               ? Library::libdeflate
+                                                         : Library::zlib;
+  CHECK(ZlibDeflate().used() == fastest);
+  CHECK(ZlibDeflate(Library::libdeflate).used() ==
+        (has_libdeflate ? Library::libdeflate : Library::zlib));
+  CHECK(ZlibDeflate(Library::zlib).used() == Library::zlib);
+  if (std::getenv("CI")) CHECK(ZlibDeflate::built_with_isal());  // scripts/setup.sh installs it
+  for (Library first : {Library::isal, Library::libdeflate, Library::zlib}) {
+    ZlibDeflate zlib(first);
     Bytes out;
     for (size_t size : {size_t(0), size_t(1), size_t(1000), packets.size()}) {
       INFO(zlib.library() << ", " << size << " bytes");
@@ -207,5 +217,8 @@ TEST_CASE("Trace deflating: zlib streams from libdeflate or zlib, the same bytes
       CHECK(out.size() < size + 64);
       CHECK(inflated(out, size) == packets.substr(0, size));
     }
+    INFO(zlib.library() << ", random bytes");
+    zlib.deflate(noise, out);
+    CHECK(inflated(out, noise.size()) == noise);
   }
 }
