@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "profiler/core/parallel.h"
 #include "profiler/core/progress.h"
 #include "reports/trace/event_feed.h"
 
@@ -252,42 +253,62 @@ std::string min_by_rank(const std::string& ranks, const std::string& table,
 
 }  // namespace
 
+namespace {
+
+// The earliest time in one file's tables; `indexed`: a run database's
+// (rank, time) indexes are there to seek. Without `collectives`, those are
+// left to the caller.
+int64_t earliest_in_file(store::RunReader& file, bool indexed, bool collectives) {
+  auto w = [&](const char* table) { return std::string(" WHERE ") + file.where(table); };
+  auto by_rank = [&](const std::string& ranks, const char* table, const char* column) {
+    return indexed ? min_by_rank(ranks, table, column, file.where(table))
+                   : std::string("SELECT min(") + column + ") AS t FROM " + table + w(table);
+  };
+  const std::string collective_ranks = collectives ? ranks_of("cr", "collectives") + ", " : "";
+  const std::string collective_times =
+      collectives ? by_rank("cr", "collectives", "host_start_ns") +
+                        " UNION ALL SELECT min(start_ns) FROM collectives" + w("collectives") +
+                        " UNION ALL "
+                  : "";
+  store::Statement s(file.connection(),
+                     "WITH RECURSIVE " + collective_ranks + ranks_of("kr", "kernels") +
+                         " SELECT min(t) AS earliest_time FROM (" + collective_times +
+                         by_rank("kr", "kernels", "start_ns") +
+                         " UNION ALL SELECT min(start_ns) FROM ranges" + w("ranges") +
+                         " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") + ")");
+  // time(): a stored value outside the time range is a damaged file, not an
+  // origin every other time would overflow against.
+  return s.step() && !s.is_null(0) ? s.time(0) : INT64_MAX;
+}
+
+int64_t earliest_collective(const CollectiveRuns& read) {
+  int64_t earliest = INT64_MAX;
+  for (const auto& run : read)
+    for (const CollectiveRecord& c : run) {
+      earliest = std::min(earliest, c.host_start_ns);  // never kNoTime
+      if (c.start_ns != kNoTime) earliest = std::min(earliest, c.start_ns);
+    }
+  return earliest;
+}
+
+}  // namespace
+
 int64_t trace_origin_ns(store::RunReader& reader, const CollectiveRuns* read) {
   // One file's tables are seeked rank by rank on their (rank, time) indexes;
-  // a run's rank files have no such index and hold one rank each.
+  // a run's rank files have no such index and hold one rank each, so their
+  // kernels are a pass over each file: a few ms a file, on every core.
+  // Collectives' device starts have no index either: the records read
+  // already make that pass one over memory.
   auto files = reader.parts();
   const bool indexed = files.size() == 1;
-  int64_t origin = INT64_MAX;
-  if (read)
-    for (const auto& run : *read)
-      for (const CollectiveRecord& c : run) {
-        origin = std::min(origin, c.host_start_ns);  // never kNoTime
-        if (c.start_ns != kNoTime) origin = std::min(origin, c.start_ns);
-      }
-  for (store::RunReader* file : files) {
-    auto w = [&](const char* table) { return std::string(" WHERE ") + file->where(table); };
-    auto by_rank = [&](const std::string& ranks, const char* table, const char* column) {
-      return indexed ? min_by_rank(ranks, table, column, file->where(table))
-                     : std::string("SELECT min(") + column + ") AS t FROM " + table + w(table);
-    };
-    // Collectives' device starts have no index: a pass over the table, which
-    // the records read already make a pass over memory.
-    const std::string collectives = read ? "" : ranks_of("cr", "collectives") + ", ";
-    const std::string collective_times =
-        read ? ""
-             : by_rank("cr", "collectives", "host_start_ns") +
-                   " UNION ALL SELECT min(start_ns) FROM collectives" + w("collectives") +
-                   " UNION ALL ";
-    store::Statement s(file->connection(),
-                       "WITH RECURSIVE " + collectives + ranks_of("kr", "kernels") +
-                           " SELECT min(t) AS earliest_time FROM (" + collective_times +
-                           by_rank("kr", "kernels", "start_ns") +
-                           " UNION ALL SELECT min(start_ns) FROM ranges" + w("ranges") +
-                           " UNION ALL SELECT min(start_ns) FROM syncs" + w("syncs") + ")");
-    // time(): a stored value outside the time range is a damaged file, not an
-    // origin every other time would overflow against.
-    if (s.step() && !s.is_null(0)) origin = std::min(origin, s.time(0));
-  }
+  std::vector<int64_t> earliest(files.size(), INT64_MAX);
+  core::parallel_runs(files.size(), core::worker_threads(int(files.size())),
+                      [&](size_t, size_t first, size_t last) {
+                        for (size_t i = first; i < last; ++i)
+                          earliest[i] = earliest_in_file(*files[i], indexed, read == nullptr);
+                      });
+  int64_t origin = read ? earliest_collective(*read) : INT64_MAX;
+  for (int64_t t : earliest) origin = std::min(origin, t);
   return origin == INT64_MAX ? 0 : origin;
 }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "profiler/analysis/analyze.h"
+#include "profiler/store/merge.h"
 #include "profiler/store/sqlite.h"
 #include "reports/renderer.h"
 #include "tests/reports/fixtures.h"
@@ -49,6 +50,12 @@ Traces traces_of(const std::string& path, const std::string& out, int64_t split_
   return t;
 }
 
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 }  // namespace
 
 // Whichever way the analysis read them (one thread, two halves, rank files
@@ -85,4 +92,32 @@ TEST_CASE("Trace: from kept collectives, a device start before everything sets t
   auto t = traces_of(db, dir + "/", int64_t(1) << 40);
   CHECK(t.kept_json == t.read_json);
   CHECK(t.kept_proto == t.read_proto);
+}
+
+// Rank files read together find each file's earliest event on threads of
+// their own, which share the files out in runs: an NVTX range earlier than
+// anything else, in the first file and then in the last, sets the origin of
+// the trace of the rank files read together as it does the merged run's.
+TEST_CASE("Trace: of rank files read together, the earliest event of any file is the origin") {
+  const std::string dir = temp_dir("trace-files-origin");
+  make_gpu_run(dir);
+  const auto files = store::find_rank_files(dir);
+  REQUIRE(files.size() == 4);
+  for (const std::string& file : {files.front(), files.back()}) {
+    INFO(file);
+    store::Connection(file, store::Connection::Mode::read_write)
+        .exec(
+            "INSERT INTO ranges(rank, tid, domain, name, start_ns, end_ns) SELECT rank, 1, '', "
+            "'early', min(start_ns) - 10000000000, min(start_ns) - 9000000000 FROM kernels");
+    store::merge_rank_files(files, dir + "/merged.db");
+    auto together = traces_of(dir, dir + "/together-", int64_t(1) << 40);
+    auto merged = traces_of(dir + "/merged.db", dir + "/merged-", int64_t(1) << 40);
+    CHECK(together.read_json.find("\"early\"") != std::string::npos);
+    // the same but for where the run is
+    const std::string merged_json = replaced(merged.read_json, dir + "/merged.db", dir);
+    CHECK(together.read_json == merged_json);
+    CHECK(together.kept_json == merged_json);
+    store::Connection(file, store::Connection::Mode::read_write)
+        .exec("DELETE FROM ranges WHERE name = 'early'");
+  }
 }
