@@ -67,15 +67,9 @@ int run_report(const ReportArgs& a) {
     std::cout << "\n";
     reports::print_analysis(run, std::cout);
   }
-  for (size_t i = 0; i < formats.size(); ++i) {
-    const std::string& target = a.outputs[i];
-    if (target.empty()) continue;
-    auto renderer = formats[i].make();
-    // runtime_error names the target
-    renderer->write({run, reader, options.keep_collectives}, target);
-    std::string note = renderer->note();
-    std::cerr << "ddpscope: wrote " << target << (note.empty() ? "" : " (" + note + ")") << "\n";
-  }
+  for (const std::string& written :
+       reports::write_reports({run, reader, options.keep_collectives}, a.outputs))
+    std::cerr << "ddpscope: wrote " << written << "\n";
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <future>
 
 #include "profiler/core/atomic_file.h"
 #include "profiler/core/input_error.h"
@@ -26,13 +27,46 @@ const std::vector<ReportFormat>& report_formats() {
        ".perfetto-trace or .pb, Chrome trace-event JSON if .json; any other name is protobuf "
        "when the run has more than " +
            std::to_string(kJsonTraceMaxRows) + " event rows (docs/trace.md)",
-       make_trace_renderer, core::check_output_path, true},
+       make_trace_renderer, core::check_output_path, true, true},
       {"--kineto",
        "write one PyTorch-profiler (Kineto) trace per rank into this directory, for HTA "
        "(Holistic Trace Analysis): DIR/rank-<R>.json (docs/trace.md)",
-       make_kineto_renderer, check_kineto_dir},
+       make_kineto_renderer, check_kineto_dir, true},
   };
   return formats;
+}
+
+std::vector<std::string> write_reports(const ReportInput& input,
+                                       const std::vector<std::string>& targets) {
+  const auto& formats = report_formats();
+  std::vector<std::string> written;
+  std::vector<std::string> done(formats.size());
+  std::vector<std::exception_ptr> failed(formats.size());
+  // Every format that reads the run (`reads_run`), or every other: a
+  // failure stops the writers after it on the same thread only.
+  auto write = [&](bool reads_run) {
+    for (size_t i = 0; i < formats.size(); ++i) {
+      if (targets[i].empty() || formats[i].reads_run != reads_run) continue;
+      try {
+        auto renderer = formats[i].make();
+        renderer->write(input, targets[i]);  // runtime_error names the target
+        const std::string note = renderer->note();
+        done[i] = targets[i] + (note.empty() ? "" : " (" + note + ")");
+      } catch (...) {
+        failed[i] = std::current_exception();
+        return;
+      }
+    }
+  };
+  {
+    std::future<void> beside = std::async(std::launch::async, write, false);
+    write(true);
+  }  // the future waits for its thread
+  for (size_t i = 0; i < formats.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    if (!done[i].empty()) written.push_back(done[i]);
+  }
+  return written;
 }
 
 void check_output_dir(const std::string& dir, const std::string& layout, bool parents) {

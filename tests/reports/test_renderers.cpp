@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "reports/formats.h"
 #include "reports/renderer.h"
 #include "tests/reports/fixtures.h"
 #include "tests/support/subprocess.h"
@@ -330,4 +331,63 @@ TEST_CASE("Renderers: an unwritable target throws one line naming it, leaves not
   std::ofstream(f.dir + "/out/plain") << "x";
   CHECK(error_of(*all[0], f, f.dir + "/out/plain").rfind(f.dir + "/out/plain:", 0) == 0);
   CHECK(read_text(f.dir + "/out/plain") == "x");
+}
+
+// `report` writes the formats that read only the analysis beside those that
+// read the run (reports::write_reports): each file as its renderer alone
+// writes it, the targets listed in format order, and a failure on either
+// side rethrown (the first in format order) after the other side finished.
+TEST_CASE("Renderers: every format asked for, written side by side as each alone writes it") {
+  Rendered f("write-reports");
+  const auto& formats = reports::report_formats();
+  auto targets_in = [&](const std::string& out) {
+    fs::create_directories(out);
+    std::vector<std::string> targets;
+    for (const auto& format : formats) {
+      std::string flag = format.flag;
+      targets.push_back(out + "/" + flag.substr(2) +
+                        (flag == "--csv" || flag == "--kineto" ? "" : ".out"));
+    }
+    return targets;
+  };
+  store::RunReader reader(f.db.path);
+  const auto together = targets_in(f.dir + "/together");
+  const auto written = reports::write_reports({f.run, reader}, together);
+  std::vector<std::string> expected = together;
+  expected[3] += " (Chrome trace-event JSON)";  // --trace
+  expected[4] += " (Kineto JSON, 2 ranks)";     // --kineto
+  CHECK(written == expected);
+  const auto alone = targets_in(f.dir + "/alone");
+  for (size_t i = 0; i < formats.size(); ++i) {
+    INFO(formats[i].flag);
+    f.write(*formats[i].make(), alone[i]);
+    if (fs::is_directory(alone[i])) {
+      CHECK(files_in(alone[i]) == files_in(together[i]));
+      for (const auto& name : files_in(alone[i]))
+        CHECK(read_text(alone[i] + "/" + name) == read_text(together[i] + "/" + name));
+    } else {
+      CHECK(read_text(alone[i]).size() > 100);
+      CHECK(read_text(alone[i]) == read_text(together[i]));
+    }
+  }
+  // A failure on each side: the CSV (beside) and the trace; what comes after
+  // it on its side is not written, the rest is.
+  for (const size_t bad : {size_t(1), size_t(3)}) {
+    INFO(formats[bad].flag);
+    auto targets = targets_in(f.dir + "/failing");
+    targets[bad] = "/proc/x/report.out";
+    std::string error;
+    try {
+      reports::write_reports({f.run, reader}, targets);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    CHECK(error.rfind("/proc/x/report.out", 0) == 0);
+    for (size_t i = 0; i < formats.size(); ++i)
+      if (i != bad && formats[i].reads_run == formats[bad].reads_run && i > bad)
+        CHECK(!fs::exists(targets[i]));  // after the failure on its side
+      else if (i != bad)
+        CHECK(fs::exists(targets[i]));
+    fs::remove_all(f.dir + "/failing");
+  }
 }
