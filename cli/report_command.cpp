@@ -51,9 +51,7 @@ int run_report(const ReportArgs& a) {
 
   analysis::AnalysisOptions options;
   CollectiveRuns collectives;
-  for (size_t i = 0; i < formats.size(); ++i)
-    if (!a.outputs[i].empty() && formats[i].walks_collectives)
-      options.keep_collectives = &collectives;
+  if (reports::walks_collectives(a.outputs)) options.keep_collectives = &collectives;
   auto run = analysis::analyze_run(reader, options);
   if (!a.quiet) {
     reports::RunOverview overview;

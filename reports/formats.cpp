@@ -36,6 +36,13 @@ const std::vector<ReportFormat>& report_formats() {
   return formats;
 }
 
+bool walks_collectives(const std::vector<std::string>& targets) {
+  const auto& formats = report_formats();
+  for (size_t i = 0; i < formats.size(); ++i)
+    if (!targets[i].empty() && formats[i].walks_collectives) return true;
+  return false;
+}
+
 std::vector<std::string> write_reports(const ReportInput& input,
                                        const std::vector<std::string>& targets) {
   const auto& formats = report_formats();

@@ -31,6 +31,11 @@ struct ReportFormat {
 
 const std::vector<ReportFormat>& report_formats();
 
+// Whether any format asked for (`targets`, as write_reports takes them)
+// walks every collective: then the analysis keeps what it read
+// (AnalysisOptions::keep_collectives).
+bool walks_collectives(const std::vector<std::string>& targets);
+
 // Writes the formats asked for: `targets` holds one per report_formats()
 // entry, "" where not asked for. Those that read only the analysis (HTML,
 // CSV, JSON) are written on a thread of their own while those that read the

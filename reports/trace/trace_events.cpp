@@ -251,10 +251,6 @@ std::string min_by_rank(const std::string& ranks, const std::string& table,
          ".x AND " + where + ")) AS t FROM " + ranks;
 }
 
-}  // namespace
-
-namespace {
-
 // The earliest time in one file's tables; `indexed`: a run database's
 // (rank, time) indexes are there to seek. Without `collectives`, those are
 // left to the caller.
