@@ -168,7 +168,7 @@ bool RecordingWindow::take(Source& source, const std::set<std::string>& present,
   if (!meta_written_) write_meta();
   std::vector<const TableSpec*> tables;
   for (const TableSpec* t : store::tables())
-    if (t->per_rank && t->windowed && t->since_version <= next.version && present.count(t->name))
+    if (t->per_rank && t->since_version <= next.version && present.count(t->name))
       tables.push_back(t);
   const auto newest_of = newest_rowids(*db_, tables);
   for (size_t k = 0; k < tables.size(); ++k) {
@@ -222,6 +222,7 @@ void RecordingWindow::drop_before(int64_t since_wall_ns) {
       drop.run();
     }
   }
+  kernel_blocks_.drop_before(*db_, since_wall_ns);
   tx.commit();
 }
 
@@ -237,6 +238,7 @@ WindowRefresh RecordingWindow::refresh(int64_t since_wall_ns) {
   std::string n = std::to_string(single_int(*db_, "SELECT count(*) FROM processes"));
   ranks.bind_text(1, n);
   ranks.run();
+  kernel_blocks_.note_copied(*db_);
   drop_before(since_wall_ns);
   return r;
 }

@@ -7,7 +7,8 @@
 // Each refresh copies from every rank file only the rows it gained since the
 // last refresh (by rowid: the writer only appends to its event tables;
 // processes, comms and inflight, which it rewrites, are copied whole), and
-// drops the events that started before the window. The window is a database
+// drops the events that started before the window (the kernels' blocks too:
+// window_kernel_blocks.h). The window is a database
 // of the merged run's schema, every rank on the wall timeline, that the
 // analysis reads like any run (merge.h's conventions; collective ids of the
 // k-th rank file start past k·2^36 so they stay put between refreshes).
@@ -27,6 +28,7 @@
 
 #include "profiler/analysis/hang_watch.h"
 #include "profiler/store/sqlite.h"
+#include "record/window_kernel_blocks.h"
 
 namespace ddpscope::record {
 
@@ -74,6 +76,7 @@ class RecordingWindow {
   std::string dir_, scratch_;
   std::unique_ptr<store::Connection> db_;
   std::map<std::string, Source> sources_;  // by rank file path
+  WindowKernelBlocks kernel_blocks_;
   bool meta_written_ = false;
 };
 

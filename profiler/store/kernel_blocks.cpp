@@ -63,8 +63,7 @@ const TableSpec& kernel_blocks_table() {
   static const TableSpec t{.name = "kernel_blocks",
                            .columns = kColumns,
                            .triggers = kStaleTriggers,
-                           .since_version = kKernelBlocksSince,
-                           .windowed = false};
+                           .since_version = kKernelBlocksSince};
   return t;
 }
 

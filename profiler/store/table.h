@@ -37,10 +37,6 @@ struct TableSpec {
   // following a live rank file reads just the rows past the last it read
   // (record/window.h). processes, comms and inflight are rewritten.
   bool appended = true;
-  // record's live window copies it (record/window.h), and trims it by time:
-  // not kernel_blocks, whose rows cannot be trimmed one by one (the window's
-  // kernels are read from their table).
-  bool windowed = true;
 };
 
 // Every table, in creation order (meta is the schema's own).

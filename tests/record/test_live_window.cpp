@@ -7,6 +7,7 @@
 
 #include "profiler/analysis/analyze.h"
 #include "profiler/core/progress.h"
+#include "profiler/store/kernel_block_reader.h"
 #include "profiler/store/reader.h"
 #include "profiler/store/sqlite.h"
 #include "profiler/store/writer.h"
@@ -79,10 +80,105 @@ TEST_CASE("the window copies what a live rank file gained, once, and lets old ev
   CHECK(count(window.path(), "SELECT min(seq) FROM collectives") == 3);
   CHECK(count(window.path(), "SELECT count(*) FROM ranges") == 2);
   // The rank file keeps kernel_blocks true by triggers; the window, which
-  // trims rows one by one and holds no blocks, runs none.
+  // trims its rows one by one and its blocks beside them, runs none.
   CHECK(count(dir + "/rank-0.db", "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") ==
         2);
   CHECK(count(window.path(), "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") == 0);
+  file.w.close();
+}
+
+namespace {
+
+// A kernel of rank 0 every 1 us from `first` (the n-th one 1 us long),
+// compute and comm in turn, some of them a collective's; `untimed` has no
+// start time (CUPTI lost it).
+KernelRecord kernel_at(int64_t i, bool untimed = false) {
+  return {.rank = 0,
+          .device = 0,
+          .stream = uint64_t(7 + i % 2),
+          .name = i % 2 ? "ncclKernel_AllReduce" : "gemm_" + std::to_string(i % 5),
+          .start_ns = untimed ? kNoTime : i * 1000,
+          .end_ns = untimed ? kNoTime : i * 1000 + 1000,
+          .correlation = uint64_t(100 + i),
+          .collective_id = i % 4 == 1 ? 1 + i / 4 : 0,
+          .kind = i % 2 ? KernelKind::comm : KernelKind::compute};
+}
+
+// The window's kernels as its table holds them and as its blocks decode, in
+// rowid order: (start, end, stream, correlation, collective id, device, name,
+// kind), kNoTime for NULL.
+using KernelRow =
+    std::tuple<int64_t, int64_t, uint64_t, uint64_t, int64_t, int, std::string, std::string>;
+std::vector<KernelRow> table_rows(const std::string& db) {
+  Connection c(db, Connection::Mode::read_only);
+  Statement s(c,
+              "SELECT start_ns, end_ns, stream, correlation, coalesce(collective_id, 0), device, "
+              "name, kind FROM kernels ORDER BY rowid");
+  std::vector<KernelRow> out;
+  while (s.step())
+    out.emplace_back(s.time(0), s.time(1), uint64_t(s.int64(2)), uint64_t(s.int64(3)), s.int64(4),
+                     int(s.int64(5)), s.text(6), s.text(7));
+  return out;
+}
+std::vector<KernelRow> block_rows(const std::string& db) {
+  Connection c(db, Connection::Mode::read_only);
+  Statement s(c,
+              "SELECT rows, time_shift_ns, collective_base, data FROM kernel_blocks ORDER BY "
+              "rowid");
+  std::vector<KernelRow> out;
+  KernelBlock b;
+  while (s.step()) {
+    REQUIRE(decode_kernel_block(s.blob_view(3), s.int64(0), s.int64(1), s.int64(2), b));
+    for (const auto& k : b.rows)
+      out.emplace_back(k.start_ns, k.end_ns, k.stream, k.correlation, k.collective_id, k.device,
+                       b.names[k.name], std::string(name_of(k.kind)));
+  }
+  return out;
+}
+
+bool blocks_whole(const std::string& db) {
+  RunReader reader(db);
+  return kernel_blocks_whole(reader);
+}
+
+}  // namespace
+
+// The window's analysis reads its kernels from their blocks, which it must
+// keep as its trimmed table: a block the window's start cuts through is
+// written again without the kernels before it, one wholly before it goes, a
+// kernel without a start time stays in both.
+TEST_CASE("the window trims its kernel blocks as its kernels rows, so that its blocks are read") {
+  auto dir = testing::temp_dir("window-blocks");
+  const int64_t offset = 1'000'000;
+  LiveRankFile file(dir, 1, offset);
+  file.w.begin();  // 6,000 kernels: blocks of 4,096 and 1,904
+  for (int64_t i = 0; i < 6000; ++i) file.w.add(kernel_at(i, i == 10));
+  file.w.put(file.p);
+  file.w.commit();
+  file.flush(0, 2);  // and a flush of collectives alone
+  RecordingWindow window(dir, dir + "/window.db");
+  window.refresh(INT64_MIN);
+  CHECK(table_rows(window.path()).size() == 6000);
+  CHECK(block_rows(window.path()) == table_rows(window.path()));
+  CHECK(blocks_whole(window.path()));
+
+  file.w.begin();  // more kernels while the window slides
+  for (int64_t i = 6000; i < 6100; ++i) file.w.add(kernel_at(i));
+  file.w.commit();
+  window.refresh(offset + 2500 * 1000);  // through the first block
+  auto rows = table_rows(window.path());
+  CHECK(rows.size() == 6100 - 2500 + 1);  // the untimed kernel stays
+  CHECK(block_rows(window.path()) == rows);
+  CHECK(count(window.path(), "SELECT count(*) FROM kernel_blocks") == 3);
+  CHECK(blocks_whole(window.path()));
+
+  window.refresh(offset + 5000 * 1000);  // past the first block, into the second
+  rows = table_rows(window.path());
+  CHECK(rows.size() == 1100 + 1);
+  CHECK(block_rows(window.path()) == rows);
+  // The first block keeps its untimed kernel alone.
+  CHECK(count(window.path(), "SELECT min(rows) FROM kernel_blocks") == 1);
+  CHECK(blocks_whole(window.path()));
   file.w.close();
 }
 
