@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
-#include "profiler/core/input_error.h"
 #include "profiler/store/kernel_blocks.h"
 
 namespace ddpscope::record {
@@ -13,40 +13,57 @@ namespace {
 constexpr const char* kSelectBlocks =
     "SELECT rowid, rank, rows, time_shift_ns, collective_base, data FROM kernel_blocks ";
 
-// The block at the statement's row, decoded (times on the window's wall
-// timeline, collective ids the window's).
-store::KernelBlock decoded(const store::Statement& s, const std::string& path) {
-  store::KernelBlock block;
-  block.rank = int(s.int64(1));
-  if (!store::decode_kernel_block(s.blob_view(5), s.int64(2), s.int64(3), s.int64(4), block))
-    throw InputError(path, "a damaged row of kernel_blocks (rank " + std::to_string(block.rank) +
-                               "): its bytes do not decode to its rows");
-  return block;
+// The block at the statement's row into `out`, decoded (times on the
+// window's wall timeline, collective ids the window's); false for bytes that
+// are not a block.
+bool decode_at(const store::Statement& s, store::KernelBlock& out) {
+  out.rank = int(s.int64(1));
+  return store::decode_kernel_block(s.blob_view(5), s.int64(2), s.int64(3), s.int64(4), out);
+}
+
+// INT64_MAX for a block of kernels without start times only (never trimmed:
+// the table keeps such rows too).
+int64_t earliest_start(const store::KernelBlock& block) {
+  int64_t first = INT64_MAX;
+  for (const auto& k : block.rows)
+    if (k.start_ns != kNoTime) first = std::min(first, k.start_ns);
+  return first;
+}
+
+void delete_block(store::Connection& db, int64_t rowid) {
+  store::Statement drop(db, "DELETE FROM kernel_blocks WHERE rowid = ?");
+  drop.bind(1, rowid);
+  drop.run();
 }
 
 }  // namespace
 
+// A block that does not decode (a damaged rank file) leaves the window: its
+// blocks then hold fewer rows than its table, so its kernels are read from
+// the table, the truth, until that block's rows have slid out too.
 void WindowKernelBlocks::note_copied(store::Connection& db) {
-  store::Statement s(db, std::string(kSelectBlocks) + "WHERE rowid > ? ORDER BY rowid");
-  s.bind(1, noted_up_to_);
-  while (s.step()) {
-    const int64_t rowid = s.int64(0);
-    Span span;
-    for (const auto& k : decoded(s, db.path()).rows) {
-      if (k.start_ns == kNoTime)
-        span.untimed = true;
-      else
-        span.first = std::min(span.first, k.start_ns);
+  std::vector<int64_t> damaged;
+  {
+    store::Statement s(db, std::string(kSelectBlocks) + "WHERE rowid > ? ORDER BY rowid");
+    s.bind(1, noted_up_to_);
+    store::KernelBlock block;
+    while (s.step()) {
+      const int64_t rowid = s.int64(0);
+      noted_up_to_ = rowid;
+      if (!decode_at(s, block)) {
+        damaged.push_back(rowid);
+        continue;
+      }
+      first_start_[rowid] = earliest_start(block);
     }
-    spans_[rowid] = span;
-    noted_up_to_ = rowid;
   }
+  for (int64_t rowid : damaged) delete_block(db, rowid);
 }
 
 void WindowKernelBlocks::drop_before(store::Connection& db, int64_t since_wall_ns) {
   std::vector<int64_t> touched;
-  for (const auto& [rowid, span] : spans_)
-    if (span.first < since_wall_ns) touched.push_back(rowid);
+  for (const auto& [rowid, first] : first_start_)
+    if (first < since_wall_ns) touched.push_back(rowid);
   for (int64_t rowid : touched) rewrite(db, rowid, since_wall_ns);
 }
 
@@ -56,16 +73,13 @@ void WindowKernelBlocks::drop_before(store::Connection& db, int64_t since_wall_n
 void WindowKernelBlocks::rewrite(store::Connection& db, int64_t rowid, int64_t since_wall_ns) {
   store::Statement s(db, std::string(kSelectBlocks) + "WHERE rowid = ?");
   s.bind(1, rowid);
-  if (!s.step()) return spans_.erase(rowid), void();
-  const store::KernelBlock block = decoded(s, db.path());
+  store::KernelBlock block;
+  if (!s.step() || !decode_at(s, block)) return first_start_.erase(rowid), void();
   store::KernelBlockEncoder encoder;
-  Span span;
+  int64_t first = INT64_MAX;
   for (const auto& k : block.rows) {
     if (k.start_ns != kNoTime && k.start_ns < since_wall_ns) continue;
-    if (k.start_ns == kNoTime)
-      span.untimed = true;
-    else
-      span.first = std::min(span.first, k.start_ns);
+    if (k.start_ns != kNoTime) first = std::min(first, k.start_ns);
     encoder.add({.rank = block.rank,
                  .device = k.device,
                  .stream = k.stream,
@@ -77,10 +91,8 @@ void WindowKernelBlocks::rewrite(store::Connection& db, int64_t rowid, int64_t s
                  .kind = k.kind});
   }
   if (encoder.rows() == 0) {
-    store::Statement drop(db, "DELETE FROM kernel_blocks WHERE rowid = ?");
-    drop.bind(1, rowid);
-    drop.run();
-    spans_.erase(rowid);
+    delete_block(db, rowid);
+    first_start_.erase(rowid);
     return;
   }
   store::Statement put(db,
@@ -92,7 +104,7 @@ void WindowKernelBlocks::rewrite(store::Connection& db, int64_t rowid, int64_t s
   put.bind_blob(2, data);
   put.bind(3, rowid);
   put.run();
-  spans_[rowid] = span;
+  first_start_[rowid] = first;
 }
 
 }  // namespace ddpscope::record

@@ -182,6 +182,31 @@ TEST_CASE("the window trims its kernel blocks as its kernels rows, so that its b
   file.w.close();
 }
 
+// A block that does not decode leaves the window, whose kernels are then read
+// from its table (the truth), rather than the live view failing at each look.
+TEST_CASE("a damaged kernel block in a live rank file leaves the window its kernels rows") {
+  auto dir = testing::temp_dir("window-damaged-block");
+  LiveRankFile file(dir, 1, 0);
+  file.w.begin();
+  for (int64_t i = 0; i < 5000; ++i) file.w.add(kernel_at(i));
+  file.w.put(file.p);
+  file.w.commit();
+  {
+    Connection c(dir + "/rank-0.db", Connection::Mode::read_write);
+    c.exec("UPDATE kernel_blocks SET data = x'01' WHERE rowid = 1");  // no trigger on blocks
+  }
+  RecordingWindow window(dir, dir + "/window.db");
+  REQUIRE_NOTHROW(window.refresh(INT64_MIN));
+  CHECK(count(window.path(), "SELECT count(*) FROM kernel_blocks") == 1);
+  CHECK(table_rows(window.path()).size() == 5000);
+  CHECK_FALSE(blocks_whole(window.path()));
+  REQUIRE_NOTHROW(window.refresh(4200 * 1000));  // the damaged block's rows slide out
+  CHECK(table_rows(window.path()).size() == 800);
+  CHECK(block_rows(window.path()) == table_rows(window.path()));
+  CHECK(blocks_whole(window.path()));
+  file.w.close();
+}
+
 TEST_CASE("a rank file not yet readable is counted and read at the next refresh") {
   auto dir = testing::temp_dir("window-late");
   std::ofstream(dir + "/rank-1.db").close();  // the name claimed, nothing written yet
