@@ -61,6 +61,18 @@ run_one() {  # label, build, bench, round
   done
 }
 
+# Builds configured otherwise (one file by file, the other in unity batches,
+# or with other flags) differ in their code, not only in their commits:
+# each such setting is named before the figures. scripts/build.sh configures
+# every build alike.
+cache_value() {  # build, key
+  sed -n "s/^$2:[A-Z]*=//p" "$1/CMakeCache.txt" 2>/dev/null
+}
+for key in CMAKE_BUILD_TYPE CMAKE_CXX_FLAGS_RELWITHDEBINFO DDPSCOPE_UNITY; do
+  a="$(cache_value "$old" "$key")" b="$(cache_value "$new" "$key")"
+  [ "$a" = "$b" ] ||
+    echo "compare_builds: warning: $key differs: '$a' (old) against '$b' (new); build both with scripts/build.sh"
+done
 echo "compare_builds: old $old ($(git -C "$old" rev-parse --short HEAD 2>/dev/null || echo '?')), new $new, $rounds rounds, on $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 for bench in ${benches//,/ }; do
   for ((r = 1; r <= rounds; ++r)); do
