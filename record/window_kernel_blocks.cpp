@@ -30,13 +30,22 @@ int64_t earliest_start(const store::KernelBlock& block) {
   return first;
 }
 
-void delete_block(store::Connection& db, int64_t rowid) {
-  store::Statement drop(db, "DELETE FROM kernel_blocks WHERE rowid = ?");
-  drop.bind(1, rowid);
-  drop.run();
-}
-
 }  // namespace
+
+// The statements a refresh's trims run, each prepared once for all its blocks.
+struct BlockStatements {
+  explicit BlockStatements(store::Connection& db)
+      : read(db, std::string(kSelectBlocks) + "WHERE rowid = ?"),
+        put(db,
+            "UPDATE kernel_blocks SET rows = ?, time_shift_ns = 0, collective_base = 0, data = ? "
+            "WHERE rowid = ?"),
+        drop(db, "DELETE FROM kernel_blocks WHERE rowid = ?") {}
+  void delete_block(int64_t rowid) {
+    drop.bind(1, rowid);
+    drop.run();
+  }
+  store::Statement read, put, drop;
+};
 
 // A block that does not decode (a damaged rank file) leaves the window: its
 // blocks then hold fewer rows than its table, so its kernels are read from
@@ -57,24 +66,29 @@ void WindowKernelBlocks::note_copied(store::Connection& db) {
       first_start_[rowid] = earliest_start(block);
     }
   }
-  for (int64_t rowid : damaged) delete_block(db, rowid);
+  if (damaged.empty()) return;
+  BlockStatements st(db);
+  for (int64_t rowid : damaged) st.delete_block(rowid);
 }
 
 void WindowKernelBlocks::drop_before(store::Connection& db, int64_t since_wall_ns) {
   std::vector<int64_t> touched;
   for (const auto& [rowid, first] : first_start_)
     if (first < since_wall_ns) touched.push_back(rowid);
-  for (int64_t rowid : touched) rewrite(db, rowid, since_wall_ns);
+  if (touched.empty()) return;
+  BlockStatements st(db);
+  for (int64_t rowid : touched) rewrite(st, rowid, since_wall_ns);
 }
 
 // The block without its kernels that started before the window: written
 // again with its times and ids as read (no shift, no base), or deleted when
 // nothing of it is left.
-void WindowKernelBlocks::rewrite(store::Connection& db, int64_t rowid, int64_t since_wall_ns) {
-  store::Statement s(db, std::string(kSelectBlocks) + "WHERE rowid = ?");
-  s.bind(1, rowid);
+void WindowKernelBlocks::rewrite(BlockStatements& st, int64_t rowid, int64_t since_wall_ns) {
+  st.read.bind(1, rowid);
   store::KernelBlock block;
-  if (!s.step() || !decode_at(s, block)) return first_start_.erase(rowid), void();
+  const bool read = st.read.step() && decode_at(st.read, block);
+  st.read.reset();
+  if (!read) return first_start_.erase(rowid), void();
   store::KernelBlockEncoder encoder;
   int64_t first = INT64_MAX;
   for (const auto& k : block.rows) {
@@ -91,19 +105,16 @@ void WindowKernelBlocks::rewrite(store::Connection& db, int64_t rowid, int64_t s
                  .kind = k.kind});
   }
   if (encoder.rows() == 0) {
-    delete_block(db, rowid);
+    st.delete_block(rowid);
     first_start_.erase(rowid);
     return;
   }
-  store::Statement put(db,
-                       "UPDATE kernel_blocks SET rows = ?, time_shift_ns = 0, collective_base = 0, "
-                       "data = ? WHERE rowid = ?");
   const int64_t rows = int64_t(encoder.rows());
   const std::string data = encoder.take();
-  put.bind(1, rows);
-  put.bind_blob(2, data);
-  put.bind(3, rowid);
-  put.run();
+  st.put.bind(1, rows);
+  st.put.bind_blob(2, data);
+  st.put.bind(3, rowid);
+  st.put.run();
   first_start_[rowid] = first;
 }
 

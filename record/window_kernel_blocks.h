@@ -17,6 +17,8 @@
 
 namespace ddpscope::record {
 
+struct BlockStatements;
+
 class WindowKernelBlocks {
  public:
   // Learns the blocks `window` gained since the last call. One that does not
@@ -27,7 +29,7 @@ class WindowKernelBlocks {
   void drop_before(store::Connection& window, int64_t since_wall_ns);
 
  private:
-  void rewrite(store::Connection& window, int64_t rowid, int64_t since_wall_ns);
+  void rewrite(BlockStatements& st, int64_t rowid, int64_t since_wall_ns);
 
   // Each block's earliest kernel start, by the block's rowid in the window.
   std::map<int64_t, int64_t> first_start_;
