@@ -128,9 +128,13 @@ def hook_wrappers():
     patched = []
     for owner in (c10d, dist, _fsdp_param_group.FSDPParamGroup, _fsdp_state.FSDPState):
         for name, f in list(vars(owner).items()):
-            code = getattr(f, "__code__", None)
-            if code is not None and "ddpscope_ddp" in code.co_filename and hasattr(f, "__wrapped__"):
-                patched.append((owner, name, f, f.__wrapped__))
+            # _prefetch_unshard is a staticmethod: its function is the wrapper
+            static = isinstance(f, staticmethod)
+            fn = f.__func__ if static else f
+            code = getattr(fn, "__code__", None)
+            if code is not None and "ddpscope_ddp" in code.co_filename and hasattr(fn, "__wrapped__"):
+                original = staticmethod(fn.__wrapped__) if static else fn.__wrapped__
+                patched.append((owner, name, f, original))
     assert patched, "the hook is not installed"
     return patched
 
