@@ -225,8 +225,11 @@ def run(py, build, out_dir, steps, hook, fsdp):
 
 
 def quartiles(xs):
+    """The groups' own differences: their median (which a drift of the VM's
+    speed across the run moves less than the medians of all steps) and
+    quartiles."""
     q = statistics.quantiles(xs, n=4)
-    return f"quartiles {q[0]:+.1f} .. {q[2]:+.1f}"
+    return f"median {q[1]:+.1f}, quartiles {q[0]:+.1f} .. {q[2]:+.1f}"
 
 
 def added_per_step(steps, field=0):
@@ -235,6 +238,12 @@ def added_per_step(steps, field=0):
     off = [s[field] for g in steps for s in (g[0], g[3])]
     on = [s[field] for g in steps for s in (g[1], g[2])]
     return statistics.median(on) - statistics.median(off)
+
+
+def group_differences(steps):
+    """Each group's own difference: its two steps with the wrappers less its
+    two without, halved (us a step)."""
+    return [(g[1][0] + g[2][0] - g[0][0] - g[3][0]) / 2 for g in steps]
 
 
 def fsdp_toggled(py, build, groups):
@@ -247,7 +256,7 @@ def fsdp_toggled(py, build, groups):
         steps, null = launch(py, build, os.path.join(tmp, "run"), source, [groups], True, 1,
                              fake=True)
     added = added_per_step(steps)
-    per_group = [(g[1][0] + g[2][0] - g[0][0] - g[3][0]) / 2 for g in steps]
+    per_group, null_per_group = group_differences(steps), group_differences(null)
     base = statistics.median(s[0] for g in steps for s in (g[0], g[3]))
     print(f"python: {py}; {groups} groups of 4 steps, off on on off (FSDP2, "
           f"{FSDP_UNIT_PHASES} unit-phases a step, fake group, CPU, one recorded process)")
@@ -255,7 +264,8 @@ def fsdp_toggled(py, build, groups):
     print(f"hook cost per step:       {added:+.1f} us  (groups' {quartiles(per_group)})")
     print(f"hook cost per unit-phase: {added / FSDP_UNIT_PHASES:+.1f} us  "
           f"(groups' {quartiles([x / FSDP_UNIT_PHASES for x in per_group])}; target <= 20 us)")
-    print(f"noise floor (wrappers on in both):  {added_per_step(null):+.1f} us a step")
+    print(f"noise floor (wrappers on in both):  {added_per_step(null):+.1f} us a step  "
+          f"(groups' {quartiles(null_per_group)})")
     print(f"the injector's writer, CPU per step beside: {added_per_step(steps, 1):+.1f} us")
 
 
