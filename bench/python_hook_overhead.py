@@ -225,9 +225,9 @@ def run(py, build, out_dir, steps, hook, fsdp):
 
 
 def quartiles(xs):
-    """The groups' own differences: their median (which a drift of the VM's
-    speed across the run moves less than the medians of all steps) and
-    quartiles."""
+    """The groups' own differences: their median (each group is its own
+    comparison, so a slow drift of the VM's speed across the run cancels in
+    it, not in the medians of all steps) and quartiles."""
     q = statistics.quantiles(xs, n=4)
     return f"median {q[1]:+.1f}, quartiles {q[0]:+.1f} .. {q[2]:+.1f}"
 
