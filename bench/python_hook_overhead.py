@@ -132,7 +132,8 @@ def hook_wrappers():
             static = isinstance(f, staticmethod)
             fn = f.__func__ if static else f
             code = getattr(fn, "__code__", None)
-            if code is not None and "ddpscope_ddp" in code.co_filename and hasattr(fn, "__wrapped__"):
+            ours = code is not None and "ddpscope_ddp" in code.co_filename
+            if ours and hasattr(fn, "__wrapped__"):
                 original = staticmethod(fn.__wrapped__) if static else fn.__wrapped__
                 patched.append((owner, name, f, original))
     assert patched, "the hook is not installed"
@@ -224,10 +225,10 @@ def run(py, build, out_dir, steps, hook, fsdp):
     return statistics.median(times[len(times) // 10:]) / 1e3
 
 
-def quartiles(xs):
-    """The groups' own differences: their median (each group is its own
-    comparison, so a slow drift of the VM's speed across the run cancels in
-    it, not in the medians of all steps) and quartiles."""
+def median_and_quartiles(xs):
+    """Of the groups' own differences (group_differences): each group is its
+    own comparison, so a slow drift of the VM's speed across the run cancels
+    in their median, not in the medians of all steps."""
     q = statistics.quantiles(xs, n=4)
     return f"median {q[1]:+.1f}, quartiles {q[0]:+.1f} .. {q[2]:+.1f}"
 
@@ -261,11 +262,13 @@ def fsdp_toggled(py, build, groups):
     print(f"python: {py}; {groups} groups of 4 steps, off on on off (FSDP2, "
           f"{FSDP_UNIT_PHASES} unit-phases a step, fake group, CPU, one recorded process)")
     print(f"training thread's CPU per step without the wrappers: {base:.1f} us")
-    print(f"hook cost per step:       {added:+.1f} us  (groups' {quartiles(per_group)})")
+    per_phase = [x / FSDP_UNIT_PHASES for x in per_group]
+    print(f"hook cost per step:       {added:+.1f} us  "
+          f"(groups' {median_and_quartiles(per_group)})")
     print(f"hook cost per unit-phase: {added / FSDP_UNIT_PHASES:+.1f} us  "
-          f"(groups' {quartiles([x / FSDP_UNIT_PHASES for x in per_group])}; target <= 20 us)")
+          f"(groups' {median_and_quartiles(per_phase)}; target <= 20 us)")
     print(f"noise floor (wrappers on in both):  {added_per_step(null):+.1f} us a step  "
-          f"(groups' {quartiles(null_per_group)})")
+          f"(groups' {median_and_quartiles(null_per_group)})")
     print(f"the injector's writer, CPU per step beside: {added_per_step(steps, 1):+.1f} us")
 
 
