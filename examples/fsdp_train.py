@@ -9,8 +9,9 @@ does exactly that. The backend follows the device: gloo on cpu, nccl on cuda.
 The model is --blocks blocks (Linear, ReLU, Linear), each wrapped by
 fully_shard, then the root (which holds the head). Options add what users
 combine with it: mixed precision, no reshard after forward, explicit
-prefetching, HSDP (a replicate x shard mesh) and a DDP-wrapped module beside
-the sharded one.
+prefetching, HSDP (a replicate x shard mesh), a DDP-wrapped module beside
+the sharded one, and activation checkpointing and torch.compile per block,
+applied before fully_shard as torchtitan does.
 
 --fsdp-log DIR writes FSDP's own account of each unit (its module's name, its
 padded sharded and unsharded sizes, the all-gather and reduce dtypes) to
@@ -58,6 +59,11 @@ def parse_args():
                    help="this block's hidden layer is 8 times as wide: the unit to wait for")
     p.add_argument("--ddp-head", action="store_true",
                    help="a second model, a DDP-wrapped head, trained in the same step")
+    p.add_argument("--checkpoint", action="store_true",
+                   help="activation checkpointing per block (checkpoint_wrapper): backward "
+                   "runs each block's forward again")
+    p.add_argument("--compile", nargs="?", const="inductor", metavar="BACKEND",
+                   help="torch.compile each block (default backend: inductor)")
     p.add_argument("--fsdp-log", metavar="DIR", help="dump FSDP's own account per rank here")
     p.add_argument("--params-out", metavar="DIR",
                    help="write a digest of the trained parameters per rank here")
@@ -100,6 +106,15 @@ def shard(model, args, device):
                                                    reduce_dtype=torch.float32)
     if args.no_reshard_after_forward:
         kwargs["reshard_after_forward"] = False
+    if args.checkpoint:
+        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+            checkpoint_wrapper)
+
+        for i, block in enumerate(model.blocks):
+            model.blocks[i] = checkpoint_wrapper(block)
+    if args.compile:
+        for block in model.blocks:
+            block.compile(backend=args.compile)
     for block in model.blocks:
         fully_shard(block, **kwargs)
     fully_shard(model, **kwargs)

@@ -14,6 +14,10 @@ pays for few jobs:
            forward prefetch seen.
   Both     FSDP over the model and DDP over a head in one step: both sections,
            each collective in one of them.
+  Composed activation checkpointing and torch.compile (inductor) per block,
+           as torchtitan composes them: backward's recomputed forwards add no
+           all-gather and no forward phase, compiled blocks lose no unit;
+           parameters bit-identical to the job run without ddpscope.
   Launch   3 ranks, gradient accumulation: `record --nproc` trains as
            torchrun does, bit for bit; the metrics file's FSDP series equal
            the report of the same window.
@@ -327,6 +331,42 @@ class Both(unittest.TestCase):
                                  for u in units for p in u["phases"]))
             # The head's one bucket per step: DDP's 10x10 weight and bias.
             self.assertEqual(rep["ddp"][0]["bucket_bytes"], [440])
+
+
+@unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+class Composed(unittest.TestCase):
+    def test_checkpointed_and_compiled_blocks(self):
+        """Each block checkpointed, then compiled, then sharded. Backward runs
+        each block's forward again inside FSDP's pre-backward, where the unit
+        is unsharded already: still one all-gather per phase and step, named
+        by its unit, and sizes equal FSDP's account. The hook's wrappers pass
+        their call on untouched while dynamo traces (a unit it lost there
+        would miss its phases)."""
+        args = ["--iters", "4", "--blocks", "3", "--checkpoint", "--compile"]
+        with tempfile.TemporaryDirectory() as tmp:
+            out, logs, params = (os.path.join(tmp, d) for d in ("run", "log", "params"))
+            record(out, 2, [*args, "--fsdp-log", logs, "--params-out", params])
+            rep = report_json(os.path.join(out, "run.db"))
+            self.assertEqual((rep["iterations"]["count"], rep["iterations"]["warmup"]), (4, 1))
+            by = phases_of(rep)
+            want = {("", "forward_all_gather"), ("", "reduce_scatter")}
+            for u in fsdp_accounts(logs, 1)[0]["units"]:
+                if u["fqn"]:
+                    want |= {(u["fqn"], p) for p in ("forward_all_gather", "backward_all_gather",
+                                                     "reduce_scatter")}
+                for phase in ("forward_all_gather", "reduce_scatter"):
+                    self.assertEqual(by[(u["fqn"], phase)]["bytes"],
+                                     u["padded_unsharded_numel"] * 4, (u["fqn"], phase))
+            self.assertEqual(set(by), want)
+            for key, p in by.items():
+                self.assertEqual(p["per_iteration"], 1.0, key)
+            plain = os.path.join(tmp, "plain")
+            _, codes = run_plain(2, [*args, "--params-out", plain], EXAMPLE)
+            self.assertEqual(codes, [0, 0])
+            for r in range(2):
+                with open(os.path.join(params, f"params-rank{r}.json")) as a, \
+                        open(os.path.join(plain, f"params-rank{r}.json")) as b:
+                    self.assertEqual(json.load(a)["sha256"], json.load(b)["sha256"], f"rank {r}")
 
 
 if __name__ == "__main__":
