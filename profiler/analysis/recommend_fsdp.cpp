@@ -30,15 +30,18 @@ std::string listing(std::vector<Exposed> xs) {
 }
 
 // Exposed in most steps: prefetch where it does not happen; where it does and
-// the all-gather still blocks, earlier or asynchronous unsharding.
+// the all-gather still blocks, earlier or asynchronous unsharding. Not the
+// root's forward all-gather: the step's first, no unit runs before it to
+// prefetch it.
 void exposed_all_gathers(const FsdpRootStats& root, FsdpRegionKind phase,
                          std::vector<Recommendation>& out) {
+  const bool forward = phase == FsdpRegionKind::forward_all_gather;
   std::vector<Exposed> late, prefetched_late;
   for (const auto& u : root.units)
     for (const auto& p : u.phases)
-      if (p.phase == phase && p.exposed_steps_pct > 50 && p.exposed_us > 0)
+      if (p.phase == phase && p.exposed_steps_pct > 50 && p.exposed_us > 0 &&
+          !(forward && u.fqn.empty()))
         (2 * p.prefetched < p.calls ? late : prefetched_late).push_back({unit_phrase(u), &p});
-  const bool forward = phase == FsdpRegionKind::forward_all_gather;
   const char* pass = forward ? "forward" : "backward";
   if (!late.empty())
     out.push_back({"FSDP prefetch",
@@ -46,33 +49,39 @@ void exposed_all_gathers(const FsdpRootStats& root, FsdpRegionKind phase,
                    fmt("%s all-gathers the compute waits for, issued only when needed: %s", pass,
                        listing(late).c_str())});
   if (!prefetched_late.empty())
-    out.push_back({"FSDP prefetch", "prefetch further ahead, or set_unshard_async_op(True)",
+    out.push_back({"FSDP prefetch",
+                   "prefetch further ahead, or unshard asynchronously "
+                   "(_set_unshard_async_op(True))",
                    fmt("%s all-gathers prefetched yet still waited for: %s", pass,
                        listing(prefetched_late).c_str())});
 }
 
-// The smallest all-gather's time stands for the fixed cost of one collective
-// when it carries a quarter or less of the largest one's bytes.
+// The quickest all-gather bounds the fixed cost of one collective. Not the
+// smallest one's time: the step's first all-gather (often the root's, the
+// smallest) also waits for the last rank to arrive. Only where sizes differ
+// (the smallest a quarter or less of the largest), else time cannot tell the
+// fixed cost from the bytes.
 void fine_wrapping(const FsdpRootStats& root, std::vector<Recommendation>& out) {
-  const FsdpPhaseStats *small = nullptr, *large = nullptr;
+  const FsdpPhaseStats *small = nullptr, *large = nullptr, *quickest = nullptr;
   double total_us = 0, calls = 0;
   for (const auto& u : root.units)
     for (const auto& p : u.phases) {
       if (p.op != Op::allgather || p.median_us <= 0) continue;
       if (!small || p.bytes < small->bytes) small = &p;
       if (!large || p.bytes > large->bytes) large = &p;
+      if (!quickest || p.median_us < quickest->median_us) quickest = &p;
       total_us += p.median_us * p.per_iteration;
       calls += p.per_iteration;
     }
   if (!small || total_us <= 0 || 4 * small->bytes > large->bytes) return;
-  double share = std::min(1.0, small->median_us * calls / total_us);
+  double share = std::min(1.0, quickest->median_us * calls / total_us);
   if (share < 0.5) return;
   out.push_back({"fully_shard wrapping", "fewer, larger units (several blocks per fully_shard)",
-                 fmt("the smallest all-gather (%.1f KiB) takes %.0f us, the largest (%.1f KiB) "
-                     "%.0f us: at that cost per call, the %.0f all-gathers per step spend %.0f%% "
-                     "of their %.2f ms on the per-collective cost, not on bytes",
-                     small->bytes / 1024.0, small->median_us, large->bytes / 1024.0,
-                     large->median_us, calls, 100 * share, total_us / 1e3)});
+                 fmt("all-gathers of %.1f to %.1f KiB each take %.0f us or more (medians): at "
+                     "that cost per call, the %.0f all-gathers per step spend %.0f%% of their "
+                     "%.2f ms on the per-collective cost, not on bytes",
+                     small->bytes / 1024.0, large->bytes / 1024.0, quickest->median_us, calls,
+                     100 * share, total_us / 1e3)});
 }
 
 // Reductions still running after autograd finished delay the optimizer.

@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include "profiler/analysis/recommend.h"
+#include "tests/unit/recommend_support.h"
 
 using namespace ddpscope;
 using namespace ddpscope::analysis;
+using ddpscope::testing::with_setting;
 
 namespace {
 
@@ -47,13 +49,6 @@ DdpInstanceSummary known_ddp(const RunAnalysis& run, double cap_mib) {
   d.rebuilt = true;
   for (const auto& b : run.buckets) d.bucket_bytes.push_back(b.bytes);
   return d;
-}
-
-std::vector<Recommendation> with_setting(const RunAnalysis& run, const std::string& setting) {
-  std::vector<Recommendation> out;
-  for (auto& r : recommend(run))
-    if (r.setting == setting) out.push_back(r);
-  return out;
 }
 
 using Catch::Matchers::Contains;
