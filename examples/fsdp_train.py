@@ -64,6 +64,11 @@ def parse_args():
                    "runs each block's forward again")
     p.add_argument("--compile", nargs="?", const="inductor", metavar="BACKEND",
                    help="torch.compile each block (default backend: inductor)")
+    p.add_argument("--stall-rank", type=int, default=-1,
+                   help="this rank stops for good after block --stall-block's forward in step "
+                   "--stall-at: the others wait in the next unit's all-gather (a hang)")
+    p.add_argument("--stall-at", type=int, default=3, help="the step of --stall-rank (0: first)")
+    p.add_argument("--stall-block", type=int, default=1, help="the block of --stall-rank")
     p.add_argument("--fsdp-log", metavar="DIR", help="dump FSDP's own account per rank here")
     p.add_argument("--params-out", metavar="DIR",
                    help="write a digest of the trained parameters per rank here")
@@ -86,11 +91,21 @@ class Model(nn.Module):
         self.blocks = nn.ModuleList(Block(width, width * (8 if i == huge else 1))
                                     for i in range(blocks))
         self.head = nn.Linear(width, 10)
+        self.stall_after = -1  # --stall-rank: the block after whose forward this rank stops
 
     def forward(self, x):
-        for block in self.blocks:
+        for i, block in enumerate(self.blocks):
             x = block(x)
+            if i == self.stall_after:
+                stall()
         return self.head(x)
+
+
+def stall():
+    """A rank stuck for good (a dead data loader, say), as a user would see it."""
+    print(f"rank {dist.get_rank()}: stalling in forward", flush=True)
+    while True:
+        time.sleep(1)
 
 
 def shard(model, args, device):
@@ -188,7 +203,9 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(rank)
     step_ms = []
-    for _ in range(args.iters):
+    for step in range(args.iters):
+        if step == args.stall_at and rank == args.stall_rank:
+            model.stall_after = args.stall_block
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         for micro in range(args.accumulate):

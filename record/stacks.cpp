@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 
 #include "profiler/core/rank_env.h"
@@ -24,13 +24,22 @@ int request_stacks(const std::string& dir, const std::vector<analysis::RankGlanc
     if (g.host != host || !fs::exists(dump, ec)) continue;  // no hook registered there
     if (kill(pid_t(g.pid), signal) == 0) asked.push_back(dump);
   }
-  for (int waited = 0; waited < wait_ms; waited += 20) {
-    bool all = std::all_of(asked.begin(), asked.end(), [](const fs::path& p) {
-      std::error_code ec;
-      return fs::file_size(p, ec) > 0;
-    });
-    if (all) break;
+  if (asked.empty()) return 0;
+  // A dump is done when it has stopped growing: faulthandler writes it frame
+  // by frame from the rank's signal handler, and a rank the machine's load
+  // preempts mid-dump would leave a file cut before the job's own frames.
+  std::vector<uintmax_t> sizes(asked.size(), 0);
+  for (int waited = 0, still = 0; waited < wait_ms && still < 2; waited += 20) {
     usleep(20000);
+    bool same = true;
+    for (size_t i = 0; i < asked.size(); ++i) {
+      std::error_code ec;
+      uintmax_t now = fs::file_size(asked[i], ec);
+      if (ec) now = 0;
+      same = same && now > 0 && now == sizes[i];
+      sizes[i] = now;
+    }
+    still = same ? still + 1 : 0;
   }
   return int(asked.size());
 }

@@ -43,6 +43,10 @@ CollectiveRole role_of(FsdpRegionKind kind) {
   }
 }
 
+bool reduction(FsdpRegionKind k) {
+  return k == FsdpRegionKind::reduce_scatter || k == FsdpRegionKind::all_reduce;
+}
+
 struct Tie {
   uint64_t comm_id = 0;
   int64_t offset = 0;  // group seq = native seq + offset
@@ -80,6 +84,26 @@ std::map<int, FsdpUnitFacts> fsdp_facts(const std::vector<FsdpInfoRecord>& info)
   for (const auto& r : info) kv[r.unit][r.key] = r.value;
   std::map<int, FsdpUnitFacts> out;
   for (const auto& [unit, facts] : kv) out[unit] = unit_facts_of(unit, facts);
+  return out;
+}
+
+// A step begins at a root pre-forward that follows a backward which reduced
+// gradients: micro-batches accumulated without gradient sync
+// (set_requires_gradient_sync(False)) belong to the step they end in. A rank
+// that never reduced keeps every forward as a step.
+std::vector<int64_t> step_starts(const FsdpRankAccount& acc) {
+  std::vector<int64_t> forwards, reductions, out;
+  for (const auto& r : acc.regions) {
+    if (r.kind == FsdpRegionKind::step) forwards.push_back(r.start_ns);
+    if (reduction(r.kind)) reductions.push_back(r.start_ns);
+  }
+  std::sort(forwards.begin(), forwards.end());
+  std::sort(reductions.begin(), reductions.end());
+  for (size_t i = 0; i < forwards.size(); ++i) {
+    auto r = std::lower_bound(reductions.begin(), reductions.end(), i ? forwards[i - 1] : 0);
+    if (i == 0 || reductions.empty() || (r != reductions.end() && *r < forwards[i]))
+      out.push_back(forwards[i]);
+  }
   return out;
 }
 

@@ -49,4 +49,9 @@ struct FsdpRankAccount {
 FsdpRankAccount classify_fsdp_rank(std::span<Call> calls, std::vector<FsdpRegionRecord> regions,
                                    const std::vector<FsdpInfoRecord>& info);
 
+// The rank's steps, as the start of each (ns, ascending): the root
+// pre-forwards that follow a backward which reduced gradients (a step of
+// accumulated micro-batches is one).
+std::vector<int64_t> step_starts(const FsdpRankAccount& acc);
+
 }  // namespace ddpscope::analysis

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "profiler/analysis/ddp_account.h"
+#include "profiler/analysis/fsdp_hang.h"
 #include "profiler/analysis/python_stacks.h"
 
 namespace ddpscope::analysis {
@@ -120,22 +121,27 @@ Call call_of(const InflightRecord& f) {
   return analysis::call_of(c);
 }
 
+// The rank's completed collectives and its earlier in-flight rows (late
+// records, settled above), with `asked` last of its (comm_id, seq).
+std::vector<Call> rank_calls(store::RunReader& reader, const std::vector<Call>& calls, int rank,
+                             const Call& asked) {
+  std::vector<Call> mine;
+  for (const auto& c : calls)
+    if (c.rank == rank) mine.push_back(c);
+  for (const auto& earlier : reader.rows<InflightRecord>("rank = " + std::to_string(rank)))
+    if (earlier.comm_id == asked.comm_id && earlier.seq < asked.seq)
+      mine.push_back(call_of(earlier));
+  mine.push_back(asked);
+  return mine;
+}
+
 // The in-flight collective classified with its rank's completed ones, as if
 // it had completed: its DDP bucket and the backward pass (iteration) it is in.
-// Its rank's earlier in-flight rows count too (late records, settled above).
-void classify_inflight(store::RunReader& reader, const std::vector<Call>& calls,
-                       const InflightRecord& f, Hang& h) {
-  std::string rank = "rank = " + std::to_string(f.rank);
+void ddp_bucket_of(store::RunReader& reader, std::vector<Call> mine, const Call& asked, Hang& h) {
+  std::string rank = "rank = " + std::to_string(asked.rank);
   auto info = reader.rows<DdpInfoRecord>(rank, "recorded_ns");
   if (info.empty()) return;
   auto regions = reader.rows<DdpRegionRecord>(rank);
-  std::vector<Call> mine;
-  for (const auto& c : calls)
-    if (c.rank == f.rank) mine.push_back(c);
-  for (const auto& earlier : reader.rows<InflightRecord>(rank))
-    if (earlier.comm_id == f.comm_id && earlier.seq < f.seq) mine.push_back(call_of(earlier));
-  const Call asked = call_of(f);
-  mine.push_back(asked);
   auto by_seq = [](const Call& a, const Call& b) {
     return a.comm_id != b.comm_id ? a.comm_id < b.comm_id : a.seq < b.seq;
   };
@@ -154,19 +160,47 @@ void classify_inflight(store::RunReader& reader, const std::vector<Call>& calls,
   h.iteration = int(before.size());
 }
 
-MissingRank missing_rank(int rank, const std::vector<Call>& calls, uint64_t comm_id,
-                         const std::map<int, const RankStats*>& stats,
+// Its FSDP unit and phase, and the step it is in (fsdp_hang.h).
+std::optional<FsdpCallLabel> fsdp_label(store::RunReader& reader, std::vector<Call> mine,
+                                        const Call& asked) {
+  std::string rank = "rank = " + std::to_string(asked.rank);
+  auto info = reader.rows<FsdpInfoRecord>(rank, "recorded_ns");
+  if (info.empty()) return std::nullopt;
+  return fsdp_call_label(std::move(mine), asked, reader.rows<FsdpRegionRecord>(rank), info);
+}
+
+void classify_inflight(store::RunReader& reader, const std::vector<Call>& calls,
+                       const InflightRecord& f, Hang& h) {
+  const Call asked = call_of(f);
+  auto mine = rank_calls(reader, calls, f.rank, asked);
+  ddp_bucket_of(reader, mine, asked, h);
+  if (h.bucket >= 0) return;
+  h.fsdp = fsdp_label(reader, std::move(mine), asked);
+  if (h.fsdp) h.iteration = h.fsdp->iteration;
+}
+
+MissingRank missing_rank(store::RunReader& reader, int rank, const std::vector<Call>& calls,
+                         uint64_t comm_id, const std::map<int, const RankStats*>& stats,
                          const std::map<int, RankExitRecord>& exits) {
   MissingRank m;
   m.rank = rank;
+  const Call* last = nullptr;
   for (const auto& c : calls)
     if (c.rank == rank && c.comm_id == comm_id && !op_is(c.op, kPointToPoint) &&
-        (!m.last_seq || c.seq > *m.last_seq)) {
-      m.last_seq = c.seq;
-      m.last_op = c.op;
-      m.last_bytes = c.bytes;
-      m.last_bucket = c.role == CollectiveRole::ddp_bucket ? c.bucket : -1;
+        (!last || c.seq > last->seq))
+      last = &c;
+  if (last) {
+    m.last_seq = last->seq;
+    m.last_op = last->op;
+    m.last_bytes = last->bytes;
+    m.last_bucket = last->role == CollectiveRole::ddp_bucket ? last->bucket : -1;
+    if (is_fsdp(last->role)) {
+      std::vector<Call> mine;
+      for (const auto& c : calls)
+        if (c.rank == rank) mine.push_back(c);
+      m.last_fsdp = fsdp_label(reader, std::move(mine), *last);
     }
+  }
   auto s = stats.find(rank);
   auto e = exits.find(rank);
   if (e != exits.end()) m.exit_code = e->second.exit_code, m.signal = e->second.signal;
@@ -243,7 +277,7 @@ std::vector<Hang> find_hangs(store::RunReader& reader, const std::vector<Call>& 
         h.waited_s = std::max(h.waited_s, double(f->seen_ns - f->host_start_ns) / 1e9);
       } else {
         h.missing_ranks.push_back(r);
-        h.missing.push_back(missing_rank(r, calls, comm_id, stats, exits));
+        h.missing.push_back(missing_rank(reader, r, calls, comm_id, stats, exits));
       }
     }
     if (first) {

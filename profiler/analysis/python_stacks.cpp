@@ -60,7 +60,10 @@ std::vector<std::string> main_thread_frames(const std::string& dump, size_t most
 }
 
 bool users_code(const std::string& frame) {
-  for (const char* lib : {"/site-packages/", "/dist-packages/", "/lib/python3"})
+  // ddpscope's own start-up hook is in the stack of every collective it
+  // follows (torch.distributed's wrapped calls, FSDP's methods), and runs
+  // from ddpscope's folder, not from a package's.
+  for (const char* lib : {"/site-packages/", "/dist-packages/", "/lib/python3", "/ddpscope_ddp/"})
     if (frame.find(lib) != std::string::npos) return false;
   return true;
 }

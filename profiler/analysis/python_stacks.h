@@ -13,8 +13,8 @@ namespace ddpscope::analysis {
 // level (the script), else the one faulthandler calls current.
 std::vector<std::string> main_thread_frames(const std::string& dump, size_t most = 8);
 
-// Whether a frame is the job's own code, not Python's library or an installed
-// package (torch).
+// Whether a frame is the job's own code, not Python's library, an installed
+// package (torch) or ddpscope's start-up hook.
 bool users_code(const std::string& frame);
 
 }  // namespace ddpscope::analysis

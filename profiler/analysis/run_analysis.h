@@ -115,13 +115,21 @@ struct RankStats {
 
 // A rank that never entered a collective the others are waiting in: the last
 // collective it completed on that communicator, and how it ended.
+// An FSDP collective in a hang: its unit and phase (fsdp_hang.h).
+struct FsdpCallLabel {
+  std::string fqn;  // the unit's module in its root ("" for the root itself)
+  FsdpRegionKind phase = FsdpRegionKind::forward_all_gather;
+  int iteration = -1;  // the step it belongs to (0: the first)
+};
+
 struct MissingRank {
   int rank = 0;
   std::optional<uint64_t> last_seq;  // none: it completed none there
   Op last_op = Op::allreduce;
   uint64_t last_bytes = 0;
-  int last_bucket = -1;  // DDP's bucket index, -1: not a bucket
-  int exit_code = -1;    // -1 / 0: unknown (see RankStats)
+  int last_bucket = -1;                    // DDP's bucket index, -1: not a bucket
+  std::optional<FsdpCallLabel> last_fsdp;  // FSDP's unit and phase, if FSDP's
+  int exit_code = -1;                      // -1 / 0: unknown (see RankStats)
   int signal = 0;
   // "exited with status 1", "killed by signal 9 (SIGKILL)", "still running",
   // "left no rank file", "its file ends before it finished"
@@ -137,8 +145,9 @@ struct Hang {
   Op op = Op::allreduce;
   Dtype dtype = Dtype::unknown;
   uint64_t count = 0, bytes = 0;
-  int bucket = -1;     // DDP's bucket index from DDP's own account; -1: not a bucket
-  int iteration = -1;  // the waiting ranks' iteration (backward pass) it belongs to
+  int bucket = -1;                    // DDP's bucket index from DDP's own account; -1: not a bucket
+  std::optional<FsdpCallLabel> fsdp;  // or FSDP's unit and phase
+  int iteration = -1;  // the waiting ranks' iteration (backward pass, FSDP step) it belongs to
   std::string state;   // "running" (inside the call) or "enqueued" (GPU work not done)
   std::vector<int> waiting_ranks, missing_ranks, completed_ranks;
   double waiting_since_s = 0;  // from the run's first collective to the first wait

@@ -2,6 +2,7 @@
 // terminal's account, printed first, and JSON's `hangs` and `mismatches`.
 #include "reports/sections/hangs.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,16 @@ std::string seconds(double s) {
   return buf;
 }
 
+// "blocks.2 forward_all_gather", as the FSDP table names a unit and phase.
+std::string fsdp_text(const analysis::FsdpCallLabel& f) {
+  return (f.fqn.empty() ? "(root)" : f.fqn) + " " + name_of(f.phase);
+}
+
 std::string what(const analysis::Hang& h) {
   std::string s = std::string(name_of(h.op)) + " #" + std::to_string(h.seq) + ", " +
                   std::string(name_of(h.dtype)) + ", " + std::to_string(h.bytes) + " bytes";
   if (h.bucket >= 0) s += ", DDP bucket " + std::to_string(h.bucket);
+  if (h.fsdp) s += ", FSDP " + fsdp_text(*h.fsdp);
   if (h.iteration >= 0) s += " of iteration " + std::to_string(h.iteration);
   return s;
 }
@@ -37,7 +44,8 @@ void print_missing(const analysis::MissingRank& m, std::ostream& out) {
     out << "completed nothing there";
   else
     out << "last completed " << name_of(m.last_op) << " #" << *m.last_seq
-        << (m.last_bucket >= 0 ? " (bucket " + std::to_string(m.last_bucket) + ")" : "");
+        << (m.last_bucket >= 0 ? " (bucket " + std::to_string(m.last_bucket) + ")" : "")
+        << (m.last_fsdp ? " (" + fsdp_text(*m.last_fsdp) + ")" : "");
   out << "; " << m.ended << "\n";
 }
 
@@ -74,13 +82,19 @@ using json_fields::Json;
 using json_fields::num;
 using json_fields::text;
 
+Json to_json(const std::optional<analysis::FsdpCallLabel>& f) {
+  if (!f) return Json();
+  return {{"unit", f->fqn}, {"phase", text(name_of(f->phase))}};
+}
+
 Json to_json(const analysis::MissingRank& m) {
   Json last;
   if (m.last_seq)
     last = {{"seq", *m.last_seq},
             {"op", text(name_of(m.last_op))},
             {"bytes", m.last_bytes},
-            {"bucket", index_or_null(m.last_bucket)}};
+            {"bucket", index_or_null(m.last_bucket)},
+            {"fsdp", to_json(m.last_fsdp)}};
   return {{"rank", m.rank},
           {"last_completed", last},
           {"exit_code", m.exit_code >= 0 ? Json(m.exit_code) : Json()},
@@ -106,6 +120,7 @@ Json to_json(const analysis::Hang& h) {
           {"count", h.count},
           {"bytes", h.bytes},
           {"bucket", index_or_null(h.bucket)},
+          {"fsdp", to_json(h.fsdp)},
           {"iteration", index_or_null(h.iteration)},
           {"state", h.state.empty() ? Json() : Json(h.state)},
           {"waiting_ranks", h.waiting_ranks},

@@ -14,6 +14,10 @@ pays for few jobs:
            forward prefetch seen.
   Both     FSDP over the model and DDP over a head in one step: both sections,
            each collective in one of them.
+  Hang     2 ranks, rank 1 stuck for good after blocks.1's forward in step 3:
+           `record --hang-after` and the report name the all-gather rank 0
+           waits in by unit, phase and step, rank 1's last completed one, and
+           each rank's line in the example.
   Composed activation checkpointing and torch.compile (inductor) per block,
            as torchtitan composes them: backward's recomputed forwards add no
            all-gather and no forward phase, compiled blocks lose no unit;
@@ -59,10 +63,12 @@ except (ImportError, ValueError):  # Debian's 1.13: its FSDP1 fails to import on
     HAS_FSDP2 = False
 
 
-def record(out, nproc, args, flags=()):
+def record(out, nproc, args, flags=(), check=True):
+    """`record` of the example; check: it must succeed (else the job ends by
+    what `flags` make record do)."""
     res = subprocess.run([DDPSCOPE, "record", "-o", out, "--nproc", str(nproc), *flags, "--", PY,
                           EXAMPLE] + args, capture_output=True, text=True, timeout=600, env=JOB_ENV)
-    if res.returncode != 0:
+    if check and res.returncode != 0:
         raise AssertionError(f"record failed ({res.returncode}): {res.stderr}")
     return res
 
@@ -367,6 +373,50 @@ class Composed(unittest.TestCase):
                 with open(os.path.join(params, f"params-rank{r}.json")) as a, \
                         open(os.path.join(plain, f"params-rank{r}.json")) as b:
                     self.assertEqual(json.load(a)["sha256"], json.load(b)["sha256"], f"rank {r}")
+
+
+def line_of(text, after=None):
+    """The example's line number of `text` (the first after the line `after`)."""
+    with open(EXAMPLE) as f:
+        lines = f.read().splitlines()
+    start = lines.index(after) if after else 0
+    return next(i + 1 for i in range(start, len(lines)) if text in lines[i])
+
+
+@unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+class Hang(unittest.TestCase):
+    def test_the_waited_for_all_gather_is_named_by_unit(self):
+        """Rank 1 stops for good after blocks.1's forward in step 3 (0: the
+        first); rank 0 goes on to blocks.2's forward all-gather and waits. The
+        hook notes a collective when it returns, so the one waited in is named
+        from the step before; the one rank 1 completed last from its own."""
+        job = ["--iters", "8", "--blocks", "3", "--stall-rank", "1", "--stall-at", "3",
+               "--stall-block", "1"]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            # The timeout guards a test that would hang; the job ends itself.
+            res = record(out, 2, job, ["--hang-after", "10"], check=False)
+            self.assertEqual(res.returncode, 143, res.stderr[-3000:])
+            self.assertIn("FSDP blocks.2 forward_all_gather of iteration 3", res.stderr)
+            rep = report_json(os.path.join(out, "run.db"))
+            self.assertEqual(len(rep["hangs"]), 1, rep["hangs"])
+            h = rep["hangs"][0]
+            self.assertEqual((h["waiting_ranks"], h["missing_ranks"]), ([0], [1]))
+            self.assertEqual((h["fsdp"], h["iteration"], h["bucket"]),
+                             ({"unit": "blocks.2", "phase": "forward_all_gather"}, 3, None))
+            self.assertEqual(h["bytes"], phases_of(rep)[("blocks.2", "forward_all_gather")]["bytes"])
+            last = h["missing"][0]["last_completed"]
+            self.assertEqual(last["fsdp"], {"unit": "blocks.1", "phase": "forward_all_gather"})
+            self.assertEqual(last["seq"], h["seq"] - 1)
+            stacks = {s["rank"]: s for s in h["stacks"]}
+            # Rank 0's own line is the model's call of blocks.2, not the hook's
+            # wrapper of torch.distributed, which sits between torch's frames.
+            forward = line_of("x = block(x)", "    def forward(self, x):")
+            self.assertTrue(stacks[0]["user_frame"].endswith(f"fsdp_train.py:{forward} in forward"),
+                            stacks[0])
+            sleep = line_of("time.sleep(1)", "def stall():")
+            self.assertTrue(stacks[1]["frames"][0].endswith(f"fsdp_train.py:{sleep} in stall"),
+                            stacks[1])
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "reports/formats.h"
 #include "reports/renderer.h"
+#include "reports/sections/hangs.h"
 #include "tests/reports/fixtures.h"
 #include "tests/support/subprocess.h"
 
@@ -147,39 +149,72 @@ TEST_CASE("JSON: where a job stopped and who called something else (docs/hangs.m
   auto json = reports::make_json_renderer();
   f.write(*json, f.dir + "/report.json");
   Json j = Json::parse(read_text(f.dir + "/report.json"));
-  CHECK(j["hangs"][0] ==
-        Json{{"comm", "18446744073709551557"},
-             {"nranks", 3},
-             {"seq", 14},
-             {"op", "allreduce"},
-             {"dtype", "float32"},
-             {"count", 4810},
-             {"bytes", 19240},
-             {"bucket", 0},
-             {"iteration", 3},
-             {"state", "running"},
-             {"waiting_ranks", {0, 1}},
-             {"missing_ranks", {2}},
-             {"completed_ranks", Json::array()},
-             {"waiting_since_s", 0.5},
-             {"waited_s", 10.25},
-             {"missing",
-              {{{"rank", 2},
-                {"last_completed",
-                 {{"seq", 13}, {"op", "allreduce"}, {"bytes", 16640}, {"bucket", 3}}},
-                {"exit_code", nullptr},
-                {"signal", 2},
-                {"ended", "killed by signal 2 (SIGINT)"}}}},
-             {"stacks",
-              {{{"rank", 2},
-                {"frames", {"train.py:186 in stall", "train.py:140 in main"}},
-                {"user_frame", "train.py:186 in stall"}}}}});
+  CHECK(j["hangs"][0] == Json{{"comm", "18446744073709551557"},
+                              {"nranks", 3},
+                              {"seq", 14},
+                              {"op", "allreduce"},
+                              {"dtype", "float32"},
+                              {"count", 4810},
+                              {"bytes", 19240},
+                              {"bucket", 0},
+                              {"fsdp", nullptr},
+                              {"iteration", 3},
+                              {"state", "running"},
+                              {"waiting_ranks", {0, 1}},
+                              {"missing_ranks", {2}},
+                              {"completed_ranks", Json::array()},
+                              {"waiting_since_s", 0.5},
+                              {"waited_s", 10.25},
+                              {"missing",
+                               {{{"rank", 2},
+                                 {"last_completed",
+                                  {{"seq", 13},
+                                   {"op", "allreduce"},
+                                   {"bytes", 16640},
+                                   {"bucket", 3},
+                                   {"fsdp", nullptr}}},
+                                 {"exit_code", nullptr},
+                                 {"signal", 2},
+                                 {"ended", "killed by signal 2 (SIGINT)"}}}},
+                              {"stacks",
+                               {{{"rank", 2},
+                                 {"frames", {"train.py:186 in stall", "train.py:140 in main"}},
+                                 {"user_frame", "train.py:186 in stall"}}}}});
   CHECK(j["mismatches"][0] ==
         Json{{"comm", "7"},
              {"seq", 10},
              {"shapes",
               {{{"ranks", {0, 1}}, {"op", "allreduce"}, {"dtype", "float32"}, {"count", 4}},
                {{"ranks", {2}}, {"op", "allreduce"}, {"dtype", "float32"}, {"count", 7}}}}});
+}
+
+TEST_CASE("an FSDP hang names its unit and phase, in the terminal and in JSON") {
+  Rendered f("fsdp-hang");
+  analysis::Hang h;
+  h.comm_id = 9, h.nranks = 2, h.seq = 36, h.op = Op::allgather, h.dtype = Dtype::bits32;
+  h.bytes = 526336, h.iteration = 3, h.state = "running";
+  h.fsdp = analysis::FsdpCallLabel{"blocks.2", FsdpRegionKind::forward_all_gather, 3};
+  h.waiting_ranks = {0}, h.missing_ranks = {1};
+  analysis::MissingRank m;
+  m.rank = 1, m.last_seq = 35, m.last_op = Op::allgather, m.last_bytes = 526336;
+  m.last_fsdp = analysis::FsdpCallLabel{"", FsdpRegionKind::reduce_scatter, 2};
+  m.ended = "killed by signal 15 (SIGTERM)";
+  h.missing = {m};
+  f.run.hangs = {h};
+  std::ostringstream text;
+  reports::print_hangs(f.run, text);
+  CHECK_THAT(text.str(),
+             Catch::Matchers::Contains("allgather #36, bits32, 526336 bytes, FSDP blocks.2 "
+                                       "forward_all_gather of iteration 3\n"));
+  CHECK_THAT(text.str(), Catch::Matchers::Contains(
+                             "last completed allgather #35 ((root) reduce_scatter); killed"));
+  auto json = reports::make_json_renderer();
+  f.write(*json, f.dir + "/report.json");
+  Json j = Json::parse(read_text(f.dir + "/report.json"));
+  CHECK(j["hangs"][0]["fsdp"] == Json{{"unit", "blocks.2"}, {"phase", "forward_all_gather"}});
+  CHECK(j["hangs"][0]["bucket"] == nullptr);
+  CHECK(j["hangs"][0]["missing"][0]["last_completed"]["fsdp"] ==
+        Json{{"unit", ""}, {"phase", "reduce_scatter"}});
 }
 
 TEST_CASE("JSON: the public contract, with null for undefined figures") {

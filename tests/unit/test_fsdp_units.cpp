@@ -1,4 +1,5 @@
-// The FSDP analysis (profiler/analysis/fsdp_account.cpp, fsdp_units.cpp) on a
+// The FSDP analysis (profiler/analysis/fsdp_account.cpp, fsdp_units.cpp,
+// fsdp_hang.cpp) on a
 // hand-built rank whose every figure is computed by hand below: three steps
 // of two units (the root, unit 0, and blocks.0, unit 1), each step
 //
@@ -17,6 +18,7 @@
 #include <catch2/catch.hpp>
 
 #include "profiler/analysis/fsdp_account.h"
+#include "profiler/analysis/fsdp_hang.h"
 #include "profiler/analysis/fsdp_units.h"
 
 using namespace ddpscope;
@@ -192,4 +194,66 @@ TEST_CASE("fsdp with compute kernels: exposed is what no compute kernel covered"
   auto a = analyzed(r, acc, &compute);
   CHECK(phase(a, 0, FsdpRegionKind::forward_all_gather).exposed_us == Approx(38 - 20));
   CHECK(phase(a, 1, FsdpRegionKind::forward_all_gather).exposed_us == Approx(38));
+}
+
+// --- a hang: the unit and phase of the collective a rank waits in ---------
+
+namespace {
+
+// Step 3 begun: its step mark, the regions of its first `done` collectives
+// (as in the steps before), and the next one in flight, returned.
+Call stuck_in_step_3(Rank& r, int done) {
+  using K = FsdpRegionKind;
+  const int64_t t = 3 * kStep, s = 12;
+  auto at = [&](int64_t us) { return t + us * kUs; };
+  mark(r, K::step, 0, at(0), at(10));
+  if (done >= 1)
+    issue(r, K::forward_all_gather, 0, 0, s, at(10), at(60), at(12), at(50), Op::allgather);
+  Call asked;  // an in-flight row: no collectives.id yet
+  asked.host_start = at(done >= 1 ? 61 : 10) + kUs / 2;
+  asked.seq = uint64_t(s + done + 3);
+  asked.comm_id = kComm;
+  asked.op = Op::allgather;
+  r.calls.push_back(asked);
+  return asked;
+}
+
+}  // namespace
+
+TEST_CASE("fsdp hang: the collective waited in is the one at its place in the step before") {
+  Rank first = three_steps();
+  Call asked = stuck_in_step_3(first, 0);
+  auto label = fsdp_call_label(first.calls, asked, first.regions, first.info);
+  REQUIRE(label);
+  CHECK((label->fqn == "" && label->phase == FsdpRegionKind::forward_all_gather));
+  CHECK(label->iteration == 3);
+  Rank second = three_steps();
+  asked = stuck_in_step_3(second, 1);
+  label = fsdp_call_label(second.calls, asked, second.regions, second.info);
+  REQUIRE(label);
+  CHECK((label->fqn == "blocks.0" && label->phase == FsdpRegionKind::forward_all_gather));
+  CHECK(label->iteration == 3);
+}
+
+TEST_CASE("fsdp hang: where the step before does not match, nothing is said") {
+  Rank r = three_steps();
+  Call asked = stuck_in_step_3(r, 1);
+  r.regions.back().unit = 1;  // this step's first all-gather was another unit's
+  CHECK_FALSE(fsdp_call_label(r.calls, asked, r.regions, r.info));
+  Rank other_op = three_steps();
+  asked = stuck_in_step_3(other_op, 0);
+  asked.op = other_op.calls.back().op = Op::allreduce;  // not what the step before ran there
+  CHECK_FALSE(fsdp_call_label(other_op.calls, asked, other_op.regions, other_op.info));
+  Rank no_facts = three_steps();
+  asked = stuck_in_step_3(no_facts, 0);
+  CHECK_FALSE(fsdp_call_label(no_facts.calls, asked, no_facts.regions, {}));
+}
+
+TEST_CASE("fsdp hang: a completed collective is named by its own region") {
+  Rank r = three_steps();
+  const Call done = r.calls[6];  // step 1's reduce-scatter of blocks.0
+  auto label = fsdp_call_label(r.calls, done, r.regions, r.info);
+  REQUIRE(label);
+  CHECK((label->fqn == "blocks.0" && label->phase == FsdpRegionKind::reduce_scatter));
+  CHECK(label->iteration == 1);
 }

@@ -48,6 +48,19 @@ TEST_CASE("without a script's top level the current thread is taken") {
   CHECK(analysis::main_thread_frames("not a dump\n").empty());
 }
 
+TEST_CASE("your code is neither Python's, nor a package's, nor ddpscope's hook") {
+  CHECK(analysis::users_code("/job/train.py:147 in main"));
+  CHECK_FALSE(analysis::users_code(
+      "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:5430 in f"));
+  CHECK_FALSE(analysis::users_code("/usr/lib/python3/dist-packages/torch/nn/module.py:1 in f"));
+  CHECK_FALSE(analysis::users_code("/usr/lib/python3.11/threading.py:320 in wait"));
+  // The hook wraps torch.distributed's collectives: in a stuck rank's stack
+  // it sits between torch's frames and the job's.
+  CHECK_FALSE(
+      analysis::users_code("/opt/ddpscope/python/ddpscope_ddp/c10d_patches.py:69 in "
+                           "user_call"));
+}
+
 TEST_CASE("how a rank ended is said in words") {
   CHECK(analysis::how_rank_ended(1, 0, true, false) == "exited with status 1");
   CHECK(analysis::how_rank_ended(-1, 9, true, false) == "killed by signal 9 (SIGKILL)");
