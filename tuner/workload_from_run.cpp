@@ -187,6 +187,12 @@ Workload from_ddp(const std::string& path, const analysis::RunAnalysis& run, con
 Workload workload_from_run(const std::string& path) {
   store::RunReader reader(path);
   const auto run = analysis::analyze_run(reader);
+  // A job sharded with FSDP2 only has no gradient buckets: its units'
+  // all-gathers and reduce-scatters are not a DDP workload.
+  if (run.buckets.empty() && !run.fsdp.empty())
+    throw InputError(path +
+                     ": an FSDP2 job without DDP; tune replays DDP's gradient buckets "
+                     "only (`report` gives FSDP's units and their advice)");
   if (run.buckets.empty() || run.iterations.median_ms <= 0)
     throw InputError(path + ": no DDP iterations detected, nothing to replay");
   std::string why;

@@ -7,7 +7,8 @@ pays for few jobs:
   Sharded  2 ranks, 4 blocks and the root: every collective FSDP's, each
            unit's sizes equal FSDP's own account on every rank, reduce-scatters
            named as such though Gloo runs all-reduces, no DDP anywhere, steps,
-           exposure, prefetch, every format, `check` unit by unit;
+           exposure, prefetch, every format, `check` unit by unit, `tune`
+           saying it replays DDP only;
            parameters bit-identical to the job run without ddpscope.
   Mixed    4 ranks, HSDP (2 x 2), bfloat16 all-gathers and float32 reductions,
            explicit prefetch: dtypes and sizes, HSDP's all-reduce phase,
@@ -111,6 +112,7 @@ class Sharded(unittest.TestCase):
             self.check_exposure(phases_of(rep))
             self.check_formats(os.path.join(out, "run.db"), tmp, rep)
             self.check_gate(os.path.join(out, "run.db"), tmp)
+            self.check_no_tune(os.path.join(out, "run.db"))
             plain = os.path.join(tmp, "plain")
             _, codes = run_plain(2, [*HUGE_JOB, "--params-out",
                                      plain], EXAMPLE)
@@ -198,6 +200,15 @@ class Sharded(unittest.TestCase):
         regressed = [l for l in worse.stdout.splitlines() if l.startswith("REGRESSION ")]
         self.assertEqual(len(regressed), 1, worse.stdout)
         self.assertIn("FSDP unit blocks.2", regressed[0])
+
+    def check_no_tune(self, run_db):
+        """`tune` replays DDP's buckets: an FSDP2 job has none, and is told so."""
+        res = subprocess.run([DDPSCOPE, "tune", "--workload", run_db], capture_output=True,
+                             text=True, timeout=120)
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertEqual(res.stderr.strip(), f"ddpscope: {run_db}: an FSDP2 job without DDP; tune "
+                         "replays DDP's gradient buckets only (`report` gives FSDP's units and "
+                         "their advice)")
 
     def check_formats(self, run_db, tmp, rep):
         text = report(run_db)
