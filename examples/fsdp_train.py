@@ -10,7 +10,8 @@ The model is --blocks blocks (Linear, ReLU, Linear), each wrapped by
 fully_shard, then the root (which holds the head). Options add what users
 combine with it: mixed precision, no reshard after forward, explicit
 prefetching, HSDP (a replicate x shard mesh), a DDP-wrapped module beside
-the sharded one, and activation checkpointing and torch.compile per block,
+the sharded one, a second sharded model (a second root), and activation
+checkpointing and torch.compile per block,
 applied before fully_shard as torchtitan does.
 
 --fsdp-log DIR writes FSDP's own account of each unit (its module's name, its
@@ -57,6 +58,9 @@ def parse_args():
                    "resharding after backward (set_requires_gradient_sync(False))")
     p.add_argument("--huge-block", type=int, default=-1,
                    help="this block's hidden layer is 8 times as wide: the unit to wait for")
+    p.add_argument("--second-root", type=int, default=0, metavar="N",
+                   help="a second sharded model trained in the same step: N blocks in an "
+                   "nn.Sequential, a root with no parameters of its own")
     p.add_argument("--ddp-head", action="store_true",
                    help="a second model, a DDP-wrapped head, trained in the same step")
     p.add_argument("--checkpoint", action="store_true",
@@ -193,6 +197,14 @@ def main():
     model = Model(args.blocks, args.width, args.huge_block).to(device)
     shard(model, args, device)
     params = list(model.parameters())
+    second = None
+    if args.second_root > 0:
+        second = nn.Sequential(*[Block(args.width, args.width)
+                                 for _ in range(args.second_root)]).to(device)
+        for block in second:
+            fully_shard(block)
+        fully_shard(second)
+        params += list(second.parameters())
     head = None
     if args.ddp_head:
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -215,7 +227,7 @@ def main():
                 model.set_reshard_after_backward(last)
             x = torch.randn(args.batch, args.width, generator=gen).to(device)
             y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
-            out = model(x)
+            out = model(x) if second is None else model(x + second(x))
             if head is not None:
                 out = head(out)
             loss_fn(out.float(), y).backward()

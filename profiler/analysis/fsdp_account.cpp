@@ -14,6 +14,7 @@ FsdpUnitFacts unit_facts_of(int unit, const Facts& kv) {
   f.root = int(fact_number(kv, "root"));
   f.fqn = fact_text(kv, "fqn");
   f.module = fact_text(kv, "module");
+  f.root_module = fact_text(kv, "root_module");
   f.params = int(fact_number(kv, "params"));
   f.unsharded_numel = fact_number(kv, "padded_unsharded_numel");
   f.all_gather_dtype = fact_text(kv, "all_gather_dtype");

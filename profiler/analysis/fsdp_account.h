@@ -26,6 +26,7 @@ struct FsdpUnitFacts {
   int unit = 0;
   int root = 0;
   std::string fqn, module;
+  std::string root_module;  // the root unit's: its root module's class
   int params = 0;
   uint64_t unsharded_numel = 0;  // padded, over the all-gather group
   std::string all_gather_dtype, reduce_dtype;

@@ -254,7 +254,8 @@ std::vector<FsdpRootStats> unit_stats(const std::map<int, FsdpUnitFacts>& units,
     auto& root = roots[f.root];
     root.root = f.root;
     if (unit == f.root) {
-      root.module = f.module;
+      // A hook before root_module named a root by its first unit's module.
+      root.module = f.root_module.empty() ? f.module : f.root_module;
       root.world_size = f.all_gather_size;
       root.replicas = f.all_reduce_size;
     }

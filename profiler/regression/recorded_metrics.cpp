@@ -110,14 +110,22 @@ std::vector<Metric> busbw_metrics(store::RunReader& reader) {
   return out;
 }
 
-// FSDP: per unit (by its name in the root), the exposed time of its
-// all-gathers per step, every rank's steady steps.
+// A unit by its name in its root; of several roots (each numbered by its
+// first unit, in the order they first ran), with its root's number too.
+std::string unit_key(const analysis::RunAnalysis& run, const analysis::FsdpRootStats& root,
+                     const analysis::FsdpUnitStats& u) {
+  std::string name = analysis::unit_name(u);
+  return run.fsdp.size() > 1 ? name + " of root " + std::to_string(root.root) : name;
+}
+
+// FSDP: per unit, the exposed time of its all-gathers per step, every rank's
+// steady steps.
 std::vector<Metric> fsdp_metrics(const analysis::RunAnalysis& run) {
   std::vector<Metric> out;
   for (const auto& root : run.fsdp)
     for (const auto& u : root.units) {
       if (u.all_gather_exposed_us.empty()) continue;
-      std::string name = analysis::unit_name(u);
+      std::string name = unit_key(run, root, u);
       out.push_back({"fsdp", "fsdp " + name, "FSDP unit " + name + ": all-gathers exposed per step",
                      "us", Better::lower, 1.0, u.all_gather_exposed_us});
     }
@@ -130,7 +138,7 @@ std::pair<std::string, uint64_t> fsdp_units(const analysis::RunAnalysis& run) {
   uint64_t bytes = 0;
   for (const auto& root : run.fsdp)
     for (const auto& u : root.units) {
-      names += (names.empty() ? "" : ", ") + analysis::unit_name(u);
+      names += (names.empty() ? "" : ", ") + unit_key(run, root, u);
       for (const auto& p : u.phases)
         if (p.phase == FsdpRegionKind::forward_all_gather) bytes += p.bytes;
     }

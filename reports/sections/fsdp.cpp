@@ -57,17 +57,19 @@ void print_root(const FsdpRootStats& r, std::ostream& out) {
                       : "share one communicator, one after another");
 }
 
+// Each root, then its units' table.
 void print_units(const RunAnalysis& run, std::ostream& out) {
   if (run.fsdp.empty()) return;
-  for (const auto& r : run.fsdp) print_root(r, out);
-  line(out, "%-16s %-20s %-28s %10s %6s %10s %10s %9s %11s %10s", "unit", "phase", "op", "bytes",
-       "/step", "median us", "p95 us", "busbw", "exposed us", "slack us");
-  for (const auto& row : rows_of(run)) {
-    const auto& p = *row.phase;
-    line(out, "%-16s %-20s %-28s %10s %6.1f %10.1f %10.1f %9.3f %11.1f %10s",
-         unit_name(*row.unit).c_str(), name_of(p.phase), op_text(p).c_str(),
-         html::bytes_text(double(p.bytes)).c_str(), p.per_iteration, p.median_us, p.p95_us,
-         p.busbw_gbps, p.exposed_us, slack_text(p, 1).c_str());
+  for (const auto& r : run.fsdp) {
+    print_root(r, out);
+    line(out, "%-16s %-20s %-28s %10s %6s %10s %10s %9s %11s %10s", "unit", "phase", "op", "bytes",
+         "/step", "median us", "p95 us", "busbw", "exposed us", "slack us");
+    for (const auto& u : r.units)
+      for (const auto& p : u.phases)
+        line(out, "%-16s %-20s %-28s %10s %6.1f %10.1f %10.1f %9.3f %11.1f %10s",
+             unit_name(u).c_str(), name_of(p.phase), op_text(p).c_str(),
+             html::bytes_text(double(p.bytes)).c_str(), p.per_iteration, p.median_us, p.p95_us,
+             p.busbw_gbps, p.exposed_us, slack_text(p, 1).c_str());
   }
   line(out, "FSDP per step: communication %.2f ms, exposed %.2f ms (medians over steps)",
        run.iterations.fsdp_comm_median_ms, run.iterations.fsdp_exposed_median_ms);

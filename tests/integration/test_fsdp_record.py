@@ -15,6 +15,9 @@ pays for few jobs:
            forward prefetch seen.
   Both     FSDP over the model and DDP over a head in one step: both sections,
            each collective in one of them.
+  Roots    two sharded models trained in one step, one a parameterless
+           nn.Sequential: each root named by its own module, with its own
+           table; `check` keeps their units apart.
   Hang     2 ranks, rank 1 stuck for good after blocks.1's forward in step 3:
            `record --hang-after` and the report name the all-gather rank 0
            waits in by unit, phase and step, rank 1's last completed one, and
@@ -384,6 +387,43 @@ class Composed(unittest.TestCase):
                 with open(os.path.join(params, f"params-rank{r}.json")) as a, \
                         open(os.path.join(plain, f"params-rank{r}.json")) as b:
                     self.assertEqual(json.load(a)["sha256"], json.load(b)["sha256"], f"rank {r}")
+
+
+@unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+class Roots(unittest.TestCase):
+    def test_two_roots_each_with_its_units(self):
+        """The second model (its forward runs first: root 0) holds no
+        parameters of its own, so its first unit is a child's; the root is
+        still named by its own module, Sequential."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            record(out, 2, ["--iters", "4", "--blocks", "2", "--second-root", "2"])
+            run_db = os.path.join(out, "run.db")
+            rep = report_json(run_db)
+            roots = [(r["module"], [u["fqn"] for u in r["units"]]) for r in rep["fsdp"]]
+            self.assertEqual(roots, [("Sequential", ["0", "1"]),
+                                     ("Model", ["", "blocks.0", "blocks.1"])])
+            # The terminal: each root's line, then its own table.
+            lines = report(run_db).splitlines()
+            heads = [i for i, l in enumerate(lines) if l.startswith("FSDP root ")]
+            self.assertEqual(len(heads), 2, lines)
+            for h, r in zip(heads, rep["fsdp"]):
+                self.assertTrue(lines[h + 1].startswith("unit "), lines[h + 1])
+                end = next(i for i in range(h + 1, len(lines)) if lines[i].startswith("FSDP "))
+                names = [l.split()[0] for l in lines[h + 2:end]]
+                self.assertEqual(names, [u["fqn"] or "(root)" for u in r["units"]
+                                         for _ in u["phases"]])
+            # `check`: the two roots' units "0" and "1" do not collide.
+            res = subprocess.run([DDPSCOPE, "check", "--baseline", run_db, "--candidate", run_db,
+                                  "--metric", "fsdp"], capture_output=True, text=True, timeout=300)
+            self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+            units = sorted(l.split("FSDP unit ")[1].split(":")[0]
+                           for l in res.stdout.splitlines() if "FSDP unit " in l)
+            first, second = (str(r["root"]) for r in rep["fsdp"])
+            self.assertEqual(units, sorted([f"0 of root {first}", f"1 of root {first}",
+                                            f"(root) of root {second}",
+                                            f"blocks.0 of root {second}",
+                                            f"blocks.1 of root {second}"]))
 
 
 def line_of(text, after=None):

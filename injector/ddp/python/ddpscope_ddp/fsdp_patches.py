@@ -282,6 +282,11 @@ def _note_root(root):
             weakref.finalize(group, _units.pop, id(group), None)
             units.append(unit)
             _note_unit(group, unit, units[0], torch)
+    # The root module's own class: where it holds no parameters of its own,
+    # its first unit (units[0], the root's number) is a child's.
+    modules = getattr(root, "_modules", None) or ()
+    if units and modules:
+        native.fsdp_info(units[0], "root_module", _user_class(modules[0]))
     _roots[id(root)] = units
     weakref.finalize(root, _roots.pop, id(root), None)
     return units
