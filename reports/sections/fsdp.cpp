@@ -162,33 +162,37 @@ void csv_fsdp(const RunAnalysis& run, const std::string& dir) {
 
 // --- the HTML page ---
 
+// Each root's line, then its units' table.
+void html_root(const FsdpRootStats& r, std::ostream& out) {
+  std::ostringstream head;
+  print_root(r, head);
+  out << "<p>" << html::escape(head.str()) << "</p>\n";
+  html::table_head(out, {"unit", "phase", "op", "bytes", "per step", "median &micro;s",
+                         "p95 &micro;s", "busbw GB/s", "exposed &micro;s", "slack &micro;s"});
+  size_t rows = 0;
+  for (const auto& u : r.units)
+    for (const auto& p : u.phases) {
+      out << "<tr>";
+      html::text_cell(out, unit_name(u));
+      html::text_cell(out, name_of(p.phase));
+      html::text_cell(out, op_text(p));
+      html::cell(out, html::bytes_text(double(p.bytes)));
+      html::cell(out, html::fixed(p.per_iteration, 1));
+      html::cell(out, html::fixed(p.median_us, 1));
+      html::cell(out, html::fixed(p.p95_us, 1));
+      html::cell(out, html::fixed(p.busbw_gbps, 3));
+      html::cell(out, html::fixed(p.exposed_us, 1));
+      html::cell(out, slack_text(p, 1));
+      out << "</tr>\n";
+      ++rows;
+    }
+  html::table_end(out, rows, rows, "phases");
+}
+
 void html_fsdp(const RunAnalysis& run, std::ostream& out) {
   if (run.fsdp.empty()) return;
   out << "<section id=\"fsdp\">\n<h2>FSDP units</h2>\n";
-  for (const auto& r : run.fsdp) {
-    std::ostringstream head;
-    print_root(r, head);
-    out << "<p>" << html::escape(head.str()) << "</p>\n";
-  }
-  html::table_head(out, {"unit", "phase", "op", "bytes", "per step", "median &micro;s",
-                         "p95 &micro;s", "busbw GB/s", "exposed &micro;s", "slack &micro;s"});
-  auto rows = rows_of(run);
-  for (const auto& row : rows) {
-    const auto& p = *row.phase;
-    out << "<tr>";
-    html::text_cell(out, unit_name(*row.unit));
-    html::text_cell(out, name_of(p.phase));
-    html::text_cell(out, op_text(p));
-    html::cell(out, html::bytes_text(double(p.bytes)));
-    html::cell(out, html::fixed(p.per_iteration, 1));
-    html::cell(out, html::fixed(p.median_us, 1));
-    html::cell(out, html::fixed(p.p95_us, 1));
-    html::cell(out, html::fixed(p.busbw_gbps, 3));
-    html::cell(out, html::fixed(p.exposed_us, 1));
-    html::cell(out, slack_text(p, 1));
-    out << "</tr>\n";
-  }
-  html::table_end(out, rows.size(), rows.size(), "phases");
+  for (const auto& r : run.fsdp) html_root(r, out);
   out << "</section>\n";
 }
 

@@ -17,7 +17,8 @@ pays for few jobs:
            each collective in one of them.
   Roots    two sharded models trained in one step, one a parameterless
            nn.Sequential: each root named by its own module, with its own
-           table; `check` keeps their units apart.
+           table in the terminal and on the page; `check` keeps their units
+           apart.
   Hang     2 ranks, rank 1 stuck for good after blocks.1's forward in step 3:
            `record --hang-after` and the report name the all-gather rank 0
            waits in by unit, phase and step, rank 1's last completed one, and
@@ -413,6 +414,19 @@ class Roots(unittest.TestCase):
                 names = [l.split()[0] for l in lines[h + 2:end]]
                 self.assertEqual(names, [u["fqn"] or "(root)" for u in r["units"]
                                          for _ in u["phases"]])
+            # The page too: each root's paragraph, then its own table.
+            html = os.path.join(tmp, "r.html")
+            report(run_db, "--html", html)
+            with open(html) as f:
+                page = f.read()
+            section = page[page.index('<section id="fsdp">'):]
+            section = section[:section.index("</section>")]
+            parts = section.split("<p>FSDP root ")[1:]
+            self.assertEqual(len(parts), 2)
+            for part, r in zip(parts, rep["fsdp"]):
+                self.assertTrue(part.startswith(f"{r['root']} ({r['module']})"), part[:80])
+                self.assertEqual(part.count("<table>"), 1)
+                self.assertEqual(part.count("<tr>") - 1, sum(len(u["phases"]) for u in r["units"]))
             # `check`: the two roots' units "0" and "1" do not collide.
             res = subprocess.run([DDPSCOPE, "check", "--baseline", run_db, "--candidate", run_db,
                                   "--metric", "fsdp"], capture_output=True, text=True, timeout=300)
