@@ -9,6 +9,7 @@
 
 using namespace ddpscope;
 using namespace ddpscope::analysis;
+using ddpscope::testing::steady_run;
 using ddpscope::testing::with_setting;
 
 namespace {
@@ -21,12 +22,7 @@ uint64_t bytes_of(double mib) { return uint64_t(mib * double(kMiB)); }
 // buckets have these sizes, each exposed `exposed_us` and reaching `busbw`.
 RunAnalysis run_with_buckets(const std::vector<double>& mibs, double step_ms, double exposed_us = 0,
                              double busbw = 1.0) {
-  RunAnalysis run;
-  run.world_size = run.ranks_recorded = 3;
-  run.backend = "gloo";
-  run.iterations.count = 11;
-  run.iterations.warmup = 1;
-  run.iterations.median_ms = step_ms;
+  RunAnalysis run = steady_run(3, step_ms);
   for (size_t i = 0; i < mibs.size(); ++i) {
     BucketStats b;
     b.index = int(i);

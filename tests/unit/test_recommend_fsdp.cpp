@@ -9,6 +9,7 @@
 using namespace ddpscope;
 using namespace ddpscope::analysis;
 using Catch::Matchers::Contains;
+using ddpscope::testing::steady_run;
 using ddpscope::testing::with_setting;
 
 namespace {
@@ -48,12 +49,7 @@ FsdpUnitStats unit(int n, const std::string& fqn, std::vector<FsdpPhaseStats> ph
 
 // One root of these units in a run of 10 steady steps of `step_ms`.
 RunAnalysis fsdp_run(std::vector<FsdpUnitStats> units, double step_ms = 40) {
-  RunAnalysis run;
-  run.world_size = run.ranks_recorded = 2;
-  run.backend = "gloo";
-  run.iterations.count = 11;
-  run.iterations.warmup = 1;
-  run.iterations.median_ms = step_ms;
+  RunAnalysis run = steady_run(2, step_ms);
   FsdpRootStats root;
   root.module = "Model";
   root.world_size = 2;
