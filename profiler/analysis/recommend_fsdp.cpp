@@ -13,8 +13,12 @@ struct Exposed {
   const FsdpPhaseStats* phase;
 };
 
-// In a sentence: "the root" rather than the tables' "(root)".
-std::string unit_phrase(const FsdpUnitStats& u) { return u.fqn.empty() ? "the root" : u.fqn; }
+// In a sentence: "the root" rather than the tables' "(root)"; of several
+// roots, whose ("blocks.0 of root 2", a root numbered by its first unit).
+std::string unit_phrase(const FsdpUnitStats& u, const FsdpRootStats& root, bool several) {
+  std::string name = u.fqn.empty() ? "the root" : u.fqn;
+  return several ? name + " of root " + std::to_string(root.root) : name;
+}
 
 // "blocks.0 1.8 ms in 90 % of steps, blocks.1 ... and 2 more"
 std::string listing(std::vector<Exposed> xs) {
@@ -31,17 +35,19 @@ std::string listing(std::vector<Exposed> xs) {
 
 // Exposed in most steps: prefetch where it does not happen; where it does and
 // the all-gather still blocks, earlier or asynchronous unsharding. Not the
-// root's forward all-gather: the step's first, no unit runs before it to
-// prefetch it.
-void exposed_all_gathers(const FsdpRootStats& root, FsdpRegionKind phase,
+// forward all-gather of the root's first unit (the root's own, or where the
+// root module holds no parameters its first child's): its forward's first,
+// no unit runs before it to prefetch it.
+void exposed_all_gathers(const FsdpRootStats& root, bool several_roots, FsdpRegionKind phase,
                          std::vector<Recommendation>& out) {
   const bool forward = phase == FsdpRegionKind::forward_all_gather;
   std::vector<Exposed> late, prefetched_late;
   for (const auto& u : root.units)
     for (const auto& p : u.phases)
       if (p.phase == phase && p.exposed_steps_pct > 50 && p.exposed_us > 0 &&
-          !(forward && u.fqn.empty()))
-        (2 * p.prefetched < p.calls ? late : prefetched_late).push_back({unit_phrase(u), &p});
+          !(forward && u.unit == root.root))
+        (2 * p.prefetched < p.calls ? late : prefetched_late)
+            .push_back({unit_phrase(u, root, several_roots), &p});
   const char* pass = forward ? "forward" : "backward";
   if (!late.empty())
     out.push_back({"FSDP prefetch",
@@ -103,8 +109,9 @@ void reduction_tail(const RunAnalysis& run, const FsdpRootStats& root,
 
 void fsdp_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
   for (const auto& root : run.fsdp) {
-    exposed_all_gathers(root, FsdpRegionKind::forward_all_gather, out);
-    exposed_all_gathers(root, FsdpRegionKind::backward_all_gather, out);
+    const bool several = run.fsdp.size() > 1;
+    exposed_all_gathers(root, several, FsdpRegionKind::forward_all_gather, out);
+    exposed_all_gathers(root, several, FsdpRegionKind::backward_all_gather, out);
     fine_wrapping(root, out);
     reduction_tail(run, root, out);
   }

@@ -93,6 +93,26 @@ TEST_CASE("FSDP prefetch: the root's forward all-gather, the step's first, is no
   CHECK_THAT(recs[0].reason, !Contains("root"));
   run.fsdp[0].units.pop_back();
   CHECK(with_setting(run, "FSDP prefetch").empty());
+  // A root module without parameters of its own: its first unit (the root's
+  // number) is a child's, the first all-gather of its forward.
+  auto bare = fsdp_run({unit(0, "0", {exposed(forward(512, 700), 680, 80, 0)}),
+                        unit(1, "1", {exposed(forward(512, 600), 590, 90, 0)})});
+  recs = with_setting(bare, "FSDP prefetch");
+  REQUIRE(recs.size() == 1);
+  CHECK_THAT(recs[0].reason, Contains("issued only when needed: 1 0.59 ms in 90% of steps"));
+  CHECK_THAT(recs[0].reason, !Contains("0.68 ms"));
+}
+
+TEST_CASE("FSDP prefetch: of several roots, a unit is named with its root") {
+  auto run = fsdp_run(
+      {unit(0, "", {forward(10, 300)}), unit(1, "0", {exposed(forward(512, 900), 850, 90, 0)})});
+  auto second = run.fsdp[0];
+  second.root = 2;
+  run.fsdp.push_back(second);
+  auto recs = with_setting(run, "FSDP prefetch");
+  REQUIRE(recs.size() == 2);  // one per root
+  CHECK_THAT(recs[0].reason, Contains("issued only when needed: 0 of root 0 0.85 ms"));
+  CHECK_THAT(recs[1].reason, Contains("issued only when needed: 0 of root 2 0.85 ms"));
 }
 
 TEST_CASE("FSDP prefetch: nothing waited for in most steps, no advice") {
