@@ -28,6 +28,7 @@ const analysis::BucketStats* slowest_bucket(const analysis::RunAnalysis& run) {
 
 // The FSDP unit-phase that compute waited for longest per step (null: none waited).
 struct ExposedUnit {
+  const analysis::FsdpRootStats* root = nullptr;
   const analysis::FsdpUnitStats* unit = nullptr;
   const analysis::FsdpPhaseStats* phase = nullptr;
 };
@@ -38,7 +39,7 @@ ExposedUnit most_exposed_unit(const analysis::RunAnalysis& run) {
     for (const auto& u : root.units)
       for (const auto& p : u.phases)
         if (p.exposed_us > 0 && (!most.phase || p.exposed_us > most.phase->exposed_us))
-          most = {&u, &p};
+          most = {&root, &u, &p};
   return most;
 }
 
@@ -50,7 +51,8 @@ std::string fsdp_part(const analysis::RunAnalysis& run) {
   if (!run.ddp.empty())
     part += " | FSDP exposed " + fixed(run.iterations.fsdp_exposed_median_ms, 1) + " ms";
   if (auto most = most_exposed_unit(run); most.phase)
-    part += " | most exposed unit " + unit_name(*most.unit) + " " +
+    part += " | most exposed unit " + unit_name(*most.unit) +
+            analysis::of_root(*most.root, run.fsdp.size()) + " " +
             std::string(name_of(most.phase->phase)) + " " + fixed(most.phase->exposed_us / 1e3, 1) +
             " ms";
   return part;

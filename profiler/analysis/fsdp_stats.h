@@ -61,4 +61,10 @@ struct FsdpRootStats {
   std::vector<FsdpUnitStats> units;
 };
 
+// Of several roots, " of root N" (a root numbered by its first unit) after
+// a unit's name, so that same-named units of two roots stay apart; else "".
+inline std::string of_root(const FsdpRootStats& root, size_t roots) {
+  return roots > 1 ? " of root " + std::to_string(root.root) : "";
+}
+
 }  // namespace ddpscope::analysis

@@ -13,11 +13,9 @@ struct Exposed {
   const FsdpPhaseStats* phase;
 };
 
-// In a sentence: "the root" rather than the tables' "(root)"; of several
-// roots, whose ("blocks.0 of root 2", a root numbered by its first unit).
-std::string unit_phrase(const FsdpUnitStats& u, const FsdpRootStats& root, bool several) {
-  std::string name = u.fqn.empty() ? "the root" : u.fqn;
-  return several ? name + " of root " + std::to_string(root.root) : name;
+// In a sentence: "the root" rather than the tables' "(root)".
+std::string unit_phrase(const FsdpUnitStats& u, const FsdpRootStats& root, size_t roots) {
+  return (u.fqn.empty() ? "the root" : u.fqn) + of_root(root, roots);
 }
 
 // "blocks.0 1.8 ms in 90 % of steps, blocks.1 ... and 2 more"
@@ -38,7 +36,7 @@ std::string listing(std::vector<Exposed> xs) {
 // forward all-gather of the root's first unit (the root's own, or where the
 // root module holds no parameters its first child's): its forward's first,
 // no unit runs before it to prefetch it.
-void exposed_all_gathers(const FsdpRootStats& root, bool several_roots, FsdpRegionKind phase,
+void exposed_all_gathers(const FsdpRootStats& root, size_t roots, FsdpRegionKind phase,
                          std::vector<Recommendation>& out) {
   const bool forward = phase == FsdpRegionKind::forward_all_gather;
   std::vector<Exposed> late, prefetched_late;
@@ -47,7 +45,7 @@ void exposed_all_gathers(const FsdpRootStats& root, bool several_roots, FsdpRegi
       if (p.phase == phase && p.exposed_steps_pct > 50 && p.exposed_us > 0 &&
           !(forward && u.unit == root.root))
         (2 * p.prefetched < p.calls ? late : prefetched_late)
-            .push_back({unit_phrase(u, root, several_roots), &p});
+            .push_back({unit_phrase(u, root, roots), &p});
   const char* pass = forward ? "forward" : "backward";
   if (!late.empty())
     out.push_back({"FSDP prefetch",
@@ -109,9 +107,8 @@ void reduction_tail(const RunAnalysis& run, const FsdpRootStats& root,
 
 void fsdp_rules(const RunAnalysis& run, std::vector<Recommendation>& out) {
   for (const auto& root : run.fsdp) {
-    const bool several = run.fsdp.size() > 1;
-    exposed_all_gathers(root, several, FsdpRegionKind::forward_all_gather, out);
-    exposed_all_gathers(root, several, FsdpRegionKind::backward_all_gather, out);
+    exposed_all_gathers(root, run.fsdp.size(), FsdpRegionKind::forward_all_gather, out);
+    exposed_all_gathers(root, run.fsdp.size(), FsdpRegionKind::backward_all_gather, out);
     fine_wrapping(root, out);
     reduction_tail(run, root, out);
   }

@@ -110,12 +110,9 @@ std::vector<Metric> busbw_metrics(store::RunReader& reader) {
   return out;
 }
 
-// A unit by its name in its root; of several roots (each numbered by its
-// first unit, in the order they first ran), with its root's number too.
 std::string unit_key(const analysis::RunAnalysis& run, const analysis::FsdpRootStats& root,
                      const analysis::FsdpUnitStats& u) {
-  std::string name = analysis::unit_name(u);
-  return run.fsdp.size() > 1 ? name + " of root " + std::to_string(root.root) : name;
+  return analysis::unit_name(u) + analysis::of_root(root, run.fsdp.size());
 }
 
 // FSDP: per unit, the exposed time of its all-gathers per step, every rank's

@@ -90,6 +90,13 @@ TEST_CASE("the live line of an FSDP job names its most exposed unit, and FSDP's 
   live.window.ddp.emplace_back();  // DDP's steps are the line's: FSDP's exposed said apart
   CHECK_THAT(reports::live_line(live),
              Catch::Contains("| FSDP exposed 2.9 ms | most exposed unit blocks.2"));
+  // Of several roots, the unit's is named (a root by its first unit's number).
+  auto second = live.window.fsdp[0];
+  second.root = 3;
+  second.units[1].phases[0].exposed_us = 2600;
+  live.window.fsdp.push_back(second);
+  CHECK_THAT(reports::live_line(live),
+             Catch::Contains("| most exposed unit blocks.2 of root 3 forward_all_gather 2.6 ms"));
 }
 
 TEST_CASE("Prometheus: FSDP's series per rank and per unit and phase, only for FSDP jobs") {
