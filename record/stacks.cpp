@@ -14,32 +14,43 @@ namespace ddpscope::record {
 
 int stack_signal() { return SIGRTMIN + 3; }
 
+namespace {
+
+uintmax_t size_of(const fs::path& p) {
+  std::error_code ec;
+  uintmax_t n = fs::file_size(p, ec);
+  return ec ? 0 : n;
+}
+
+}  // namespace
+
 int request_stacks(const std::string& dir, const std::vector<analysis::RankGlance>& ranks,
                    int signal, int wait_ms) {
   std::vector<fs::path> asked;
+  std::vector<uintmax_t> before;  // a dump appends to the rank's earlier ones
   std::string host = rank_env::host_name();
   for (const auto& g : ranks) {
     fs::path dump = fs::path(dir) / ("stacks-" + std::to_string(g.pid) + ".txt");
     std::error_code ec;
     if (g.host != host || !fs::exists(dump, ec)) continue;  // no hook registered there
-    if (kill(pid_t(g.pid), signal) == 0) asked.push_back(dump);
+    uintmax_t size = size_of(dump);
+    if (kill(pid_t(g.pid), signal) == 0) asked.push_back(dump), before.push_back(size);
   }
   if (asked.empty()) return 0;
-  // A dump is done when it has stopped growing: faulthandler writes it frame
-  // by frame from the rank's signal handler, and a rank the machine's load
-  // preempts mid-dump would leave a file cut before the job's own frames.
-  std::vector<uintmax_t> sizes(asked.size(), 0);
+  // A dump is done when it has begun and stopped growing: faulthandler
+  // writes it frame by frame from the rank's signal handler, and a rank the
+  // machine's load preempts mid-dump would leave a file cut before the job's
+  // own frames.
+  std::vector<uintmax_t> sizes = before;
   for (int waited = 0, still = 0; waited < wait_ms && still < 2; waited += 20) {
     usleep(20000);
-    bool same = true;
+    bool done = true;
     for (size_t i = 0; i < asked.size(); ++i) {
-      std::error_code ec;
-      uintmax_t now = fs::file_size(asked[i], ec);
-      if (ec) now = 0;
-      same = same && now > 0 && now == sizes[i];
+      uintmax_t now = size_of(asked[i]);
+      done = done && now > before[i] && now == sizes[i];
       sizes[i] = now;
     }
-    still = same ? still + 1 : 0;
+    still = done ? still + 1 : 0;
   }
   return int(asked.size());
 }

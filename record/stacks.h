@@ -19,7 +19,7 @@ int stack_signal();
 // Sends `signal` to each rank process of this host (`ranks`: the glance at
 // each rank file of `dir`, window.h) whose start-up hook registered for it
 // (DIR/stacks-<pid>.txt exists), then waits up to `wait_ms` for their dumps
-// to be written and stop growing (unchanged over two looks 20 ms apart).
+// to be appended and stop growing (unchanged over two looks 20 ms apart).
 // Returns how many were asked.
 int request_stacks(const std::string& dir, const std::vector<analysis::RankGlance>& ranks,
                    int signal, int wait_ms = 2000);
