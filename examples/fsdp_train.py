@@ -11,8 +11,8 @@ fully_shard, then the root (which holds the head). Options add what users
 combine with it: mixed precision, no reshard after forward, explicit
 prefetching, HSDP (a replicate x shard mesh), a DDP-wrapped module beside
 the sharded one, a second sharded model (a second root), and activation
-checkpointing and torch.compile per block,
-applied before fully_shard as torchtitan does.
+checkpointing and torch.compile per block, applied before fully_shard as
+torchtitan does; --stall-rank makes a hang.
 
 --fsdp-log DIR writes FSDP's own account of each unit (its module's name, its
 padded sharded and unsharded sizes, the all-gather and reduce dtypes) to
