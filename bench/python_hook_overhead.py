@@ -41,6 +41,8 @@ usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fs
        --fsdp --instructions [--steps N]: the same toggling under valgrind's
          callgrind, phases of N steps (say 20), off on on off, twice: the
          training thread's instructions, which this VM's speed does not move
+       --fsdp --instructions --processes [--steps N]: the same count with
+         nothing toggled, a process without the hook against one with it
 env:   DDPSCOPE_BUILD  build tree holding libddpscope_inject.so and python/ [build]
 """
 import argparse
@@ -104,6 +106,9 @@ def step():
 
 if fake and os.environ.get("BENCH_COUNTED") == "1":
     counted_phases(step, int(sys.argv[1]))
+    print("[]")
+elif fake and os.environ.get("BENCH_COUNTED") == "plain":
+    counted_plain(step, int(sys.argv[1]))
     print("[]")
 elif fake:
     groups = int(sys.argv[1])
@@ -185,6 +190,22 @@ def counted_phases(step, n):
             step()
         os.getpgrp()
     set_wrappers(patched, True)
+    gc.enable()
+
+
+def counted_plain(step, n):
+    # Under callgrind, as counted_phases, with nothing toggled: two phases of
+    # n steps, each its own dump; the hook is on or off for the whole process.
+    import gc
+    for _ in range(4):
+        step()
+    gc.collect()
+    gc.disable()
+    os.getppid()
+    for _ in range(2):
+        for _ in range(n):
+            step()
+        os.getpgrp()
     gc.enable()
 """
 
@@ -272,26 +293,37 @@ def fsdp_toggled(py, build, groups):
     print(f"the injector's writer, CPU per step beside: {added_per_step(steps, 1):+.1f} us")
 
 
+def callgrind_counts(py, build, steps, hook, mode, phases):
+    """The training thread's instructions per step of each phase, counted by
+    callgrind in one recorded process on the fake group (BENCH_COUNTED=mode:
+    counted_phases or counted_plain). Address randomisation off where
+    setarch is (hashes are fixed by PYTHONHASHSEED), so that two processes lay
+    out their objects alike."""
+    if shutil.which("valgrind") is None:
+        sys.exit("python_hook_overhead: --instructions needs valgrind (callgrind) on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        prefix = ["setarch", "-R"] if shutil.which("setarch") else []
+        prefix += ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                   "--zero-before=getppid", "--dump-before=getpgrp",
+                   f"--callgrind-out-file={out}"]
+        source = FSDP_CHILD.replace("# TOGGLED_STEPS", TOGGLED_STEPS)
+        launch(py, build, os.path.join(tmp, "run"), source, [steps], hook, 1, fake=True,
+               prefix=prefix, env_add={"BENCH_COUNTED": mode, "PYTHONHASHSEED": "0"})
+        counts = []
+        for part in range(1, phases + 1):  # thread 1, the training thread
+            with open(f"{out}.{part}-01") as f:
+                counts.append(next(int(l.split()[1]) for l in f if l.startswith("summary:")))
+    return [c / steps for c in counts]
+
+
 def fsdp_counted(py, build, steps):
     """The hook's added instructions per step, counted by callgrind in the
     training thread: phases of `steps` steps, off on on off, twice, in one
     recorded process on the fake group. A count, unlike a time, does not move
     with this VM's speed, so two builds compare to the instruction; it does
     not weigh cache misses, which a time does."""
-    if shutil.which("valgrind") is None:
-        sys.exit("python_hook_overhead: --instructions needs valgrind (callgrind) on PATH")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        prefix = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
-                  "--zero-before=getppid", "--dump-before=getpgrp", f"--callgrind-out-file={out}"]
-        source = FSDP_CHILD.replace("# TOGGLED_STEPS", TOGGLED_STEPS)
-        launch(py, build, os.path.join(tmp, "run"), source, [steps], True, 1, fake=True,
-               prefix=prefix, env_add={"BENCH_COUNTED": "1", "PYTHONHASHSEED": "0"})
-        counts = []
-        for part in range(1, 9):  # thread 1, the training thread
-            with open(f"{out}.{part}-01") as f:
-                counts.append(next(int(l.split()[1]) for l in f if l.startswith("summary:")))
-    per_step = [c / steps for c in counts]
+    per_step = callgrind_counts(py, build, steps, True, "1", 8)
     added = [(per_step[i + 1] + per_step[i + 2] - per_step[i] - per_step[i + 3]) / 2
              for i in (0, 4)]
     off = statistics.mean(per_step[i] for i in (0, 3, 4, 7))
@@ -300,6 +332,25 @@ def fsdp_counted(py, build, steps):
     print(f"training thread's instructions per step without the wrappers: {off:,.0f}")
     mean = statistics.mean(added)
     print(f"hook's instructions per step:       {mean:+,.0f}  (the two rounds: "
+          f"{added[0]:+,.0f}, {added[1]:+,.0f})")
+    print(f"hook's instructions per unit-phase: {mean / FSDP_UNIT_PHASES:+,.0f}")
+
+
+def fsdp_counted_processes(py, build, steps):
+    """The same count with nothing toggled: one process without the hook
+    (DDPSCOPE_PYTHON=0, the injector still preloaded), one with it, two
+    phases of `steps` steps each. Setting a class's attribute (the toggling)
+    resets what the interpreter has specialised on it; here nothing is reset,
+    so this shows whether the toggled count carries that cost too."""
+    off = callgrind_counts(py, build, steps, False, "plain", 2)
+    on = callgrind_counts(py, build, steps, True, "plain", 2)
+    added = [b - a for a, b in zip(off, on)]
+    print(f"python: {py}; callgrind, 2 phases of {steps} steps in each of two processes, "
+          f"without and with the hook (FSDP2, {FSDP_UNIT_PHASES} unit-phases a step, fake group)")
+    print(f"training thread's instructions per step without the hook: "
+          f"{off[0]:,.0f}, {off[1]:,.0f}; with it: {on[0]:,.0f}, {on[1]:,.0f}")
+    mean = statistics.mean(added)
+    print(f"hook's instructions per step:       {mean:+,.0f}  (the two phases: "
           f"{added[0]:+,.0f}, {added[1]:+,.0f})")
     print(f"hook's instructions per unit-phase: {mean / FSDP_UNIT_PHASES:+,.0f}")
 
@@ -316,10 +367,13 @@ def main():
     p.add_argument("--gloo", action="store_true", help="with --fsdp: on 2 Gloo ranks")
     p.add_argument("--instructions", action="store_true",
                    help="with --fsdp: count instructions under valgrind instead (--steps a phase)")
+    p.add_argument("--processes", action="store_true",
+                   help="with --fsdp --instructions: a process without the hook and one with it")
     a = p.parse_args()
     build = os.path.abspath(os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build")))
     if a.fsdp and a.instructions:
-        return fsdp_counted(a.python, build, a.steps)
+        counted = fsdp_counted_processes if a.processes else fsdp_counted
+        return counted(a.python, build, a.steps)
     if a.fsdp and not a.gloo:
         return fsdp_toggled(a.python, build, a.groups)
     off, on = [], []
