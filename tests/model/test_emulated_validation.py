@@ -59,7 +59,7 @@ ITERS = "12"
 # job's time. On 2026-11-29 two launches of the same 2x2:inter=1gbit sweep
 # measured 280 and 344 ms at 0.5 MiB (a CI run failed on the second draw);
 # the error is against the median of three. One node's sweep takes 6 s
-# against a shaped link's 40: it gets five draws.
+# against a shaped link's 20 or so: it gets five draws.
 LAUNCHES = {SHAPED: 3, SLOWER_LINK: 3, ONE_NODE: 5}
 
 
