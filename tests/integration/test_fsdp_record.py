@@ -93,9 +93,6 @@ def report_json(run_db):
         return json.load(f)
 
 
-
-
-
 def same_params(test, ours, theirs, nproc):
     """Every rank trained to the same parameters, bit for bit, in both runs
     (--params-out digests)."""
