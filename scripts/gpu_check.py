@@ -317,14 +317,28 @@ def one_rank(args, work, nccl):
 
 def benches(args):
     """Figures, not checks: CUPTI's correlation and its API records' host cost,
-    and the recorded NCCL job's step time against the plain one at each count
-    of --bench-ranks."""
+    the recorded NCCL job's step time against the plain one at each count
+    of --bench-ranks, and the FSDP2 hook's cost per unit-phase."""
     for name in ("bench_cupti_correlation", "bench_cupti_api_overhead"):
         bench = os.path.join(args.build, name)
         if os.path.exists(bench):
             print(subprocess.run([bench], capture_output=True, text=True).stdout.rstrip())
     for n in args.bench_ranks.split(","):
         slowdown(args, int(n))
+    fsdp_hook_cost(args)
+
+
+def fsdp_hook_cost(args):
+    """The FSDP2 hook's CPU cost per unit-phase (target: at most 20 us) on
+    this machine's CPU, torch's fake group: the figure of
+    docs/performance.md, from a host other than the project's VM."""
+    cmd = [sys.executable, "bench/python_hook_overhead.py", "--fsdp", "--groups", "300",
+           "--python", sys.executable]
+    print("$ " + " ".join(cmd))
+    env = dict(os.environ, DDPSCOPE_BUILD=args.build)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240)
+    print(r.stdout.rstrip())
+    print_stderr(r)
 
 
 def slowdown(args, nproc):
