@@ -152,15 +152,19 @@ int main(int argc, char** argv) {
   auto t = std::chrono::steady_clock::now();
   double cpu = cpu_seconds();
   // As `report --trace` runs it: the analysis keeps the collectives it read
-  // for the trace.
+  // and their labels for the trace.
   CollectiveRuns kept;
+  analysis::CollectiveLabels labels;
   analysis::AnalysisOptions options;
   options.keep_collectives = &kept;
+  options.keep_labels = &labels;
   auto run = analysis::analyze_run(reader, options);
   double analysis_s = seconds_since(t);
-  printf("%-10s %8.2f s   (cpu %.2f s, %d iterations/rank, %zu buckets, peak RSS %ld MiB)\n",
-         "analysis", analysis_s, cpu_seconds() - cpu, run.iterations.count, run.buckets.size(),
-         peak_rss_mib());
+  printf(
+      "%-10s %8.2f s   (cpu %.2f s, %d iterations/rank, %zu buckets, %zu labelled "
+      "collectives, peak RSS %ld MiB)\n",
+      "analysis", analysis_s, cpu_seconds() - cpu, run.iterations.count, run.buckets.size(),
+      labels.size(), peak_rss_mib());
   double total = analysis_s;
   struct Format {
     const char* name;
@@ -175,7 +179,7 @@ int main(int argc, char** argv) {
   for (auto& f : formats) {
     t = std::chrono::steady_clock::now();
     cpu = cpu_seconds();
-    f.r->write({run, reader, &kept}, f.target);
+    f.r->write({run, reader, &kept, &labels}, f.target);
     double s = seconds_since(t);
     cpu = cpu_seconds() - cpu;
     bool comparison = f.target.ends_with("trace.json");

@@ -51,7 +51,11 @@ int run_report(const ReportArgs& a) {
 
   analysis::AnalysisOptions options;
   CollectiveRuns collectives;
-  if (reports::walks_collectives(a.outputs)) options.keep_collectives = &collectives;
+  analysis::CollectiveLabels labels;
+  if (reports::walks_collectives(a.outputs)) {
+    options.keep_collectives = &collectives;
+    options.keep_labels = &labels;
+  }
   auto run = analysis::analyze_run(reader, options);
   if (!a.quiet) {
     reports::RunOverview overview;
@@ -65,8 +69,8 @@ int run_report(const ReportArgs& a) {
     std::cout << "\n";
     reports::print_analysis(run, std::cout);
   }
-  for (const std::string& written :
-       reports::write_reports({run, reader, options.keep_collectives}, a.outputs))
+  for (const std::string& written : reports::write_reports(
+           {run, reader, options.keep_collectives, options.keep_labels}, a.outputs))
     std::cerr << "ddpscope: wrote " << written << "\n";
   return 0;
 }

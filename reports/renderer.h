@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "profiler/analysis/collective_labels.h"
 #include "profiler/analysis/run_analysis.h"
 #include "profiler/store/reader.h"
 
@@ -20,6 +21,9 @@ struct ReportInput {
   // The collectives the analysis read (AnalysisOptions::keep_collectives),
   // which the trace then need not read again; null: read from `reader`.
   const CollectiveRuns* collectives = nullptr;
+  // Who issued each collective (AnalysisOptions::keep_labels), which names
+  // the trace's slices; null: slices named by their op alone.
+  const analysis::CollectiveLabels* labels = nullptr;
 };
 
 class Renderer {

@@ -481,6 +481,7 @@ RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options
     run.mismatches = find_mismatches(calls, shapes, reader.rows<InflightRecord>());
   }
   run.recommendations = recommend(run);
+  if (options.keep_labels) *options.keep_labels = CollectiveLabels(calls, fsdp);
   core::progress::finish();
   return run;
 }

@@ -3,6 +3,7 @@
 // down in docs/figures.md, how it is found in docs/analysis.md.
 #pragma once
 
+#include "profiler/analysis/collective_labels.h"
 #include "profiler/analysis/run_analysis.h"
 #include "profiler/store/reader.h"
 
@@ -18,6 +19,9 @@ struct AnalysisOptions {
   // order, as the filter keeps them) for the trace, which then need not read
   // them again: ~136 bytes a collective held until the caller drops them.
   CollectiveRuns* keep_collectives = nullptr;
+  // Where set, each collective's label (who issued it, for what) is left
+  // here for the trace: 16 bytes a labelled collective.
+  CollectiveLabels* keep_labels = nullptr;
 };
 
 RunAnalysis analyze_run(store::RunReader& reader, const AnalysisOptions& options = {});

@@ -98,33 +98,54 @@ class Tracks {
   std::map<std::pair<int, Track>, int> count_;
 };
 
+// A labelled collective's args beyond the op's: its role, and its DDP bucket
+// or its FSDP unit, phase and prefetch; the op it was carried as where that
+// is not the op it is (FSDP's reduce-scatter as Gloo's all-reduce). Returns
+// how many it wrote into `out`.
+size_t label_args(const analysis::CollectiveLabel& l, Op carried, Arg* out) {
+  size_t n = 0;
+  out[n++] = text_arg("role", analysis::name_of(l.role));
+  if (l.bucket >= 0) out[n++] = number_arg("bucket", l.bucket);
+  if (l.ddp_instance > 0) out[n++] = number_arg("ddp_instance", l.ddp_instance);
+  if (l.phase) {
+    out[n++] = text_arg("unit", l.unit);
+    out[n++] = text_arg("phase", l.phase);
+  }
+  if (l.prefetch) out[n++] = number_arg("prefetch", 1);
+  if (carried != l.op) out[n++] = text_arg("carried_as", name_of(carried));
+  return n;
+}
+
 // A collective's slice: its device execution, or its host call where it has
-// none, and then the host call beside the device execution.
+// none, and then the host call beside the device execution. Named by its
+// label where the analysis gave it one.
 void collective_slices(TraceSink& sink, Tracks& tracks, const CollectiveBackends& backends,
-                       const CollectiveRecord& c) {
+                       const analysis::CollectiveLabels* labels, const CollectiveRecord& c) {
   bool measured = c.start_ns != kNoTime && c.end_ns != kNoTime;
   int64_t start = measured ? c.start_ns : c.host_start_ns;
   int64_t end = measured ? c.end_ns : c.host_end_ns;
   if (start == kNoTime) return;
   bool gloo = backends.gloo(c);  // Gloo groups run on host threads
-  std::string_view op = name_of(c.op);
+  const analysis::CollectiveLabel* label = labels ? labels->find(c.rank, c.id) : nullptr;
+  std::string_view name = label ? std::string_view(label->name) : name_of(c.op);
   uint32_t track =
       gloo ? tracks.of(c.rank, Track::thread, c.tid) : tracks.of(c.rank, Track::stream, c.stream);
   char comm_text[24];
   std::string_view comm = hex(comm_text, c.comm_id);  // text: 63 bits do not survive a JS double
-  const Arg args[] = {number_arg("bytes", int64_t(c.bytes)),
-                      number_arg("count", int64_t(c.count)),
-                      text_arg("dtype", name_of(c.dtype)),
-                      number_arg("seq", int64_t(c.seq)),
-                      text_arg("comm_id", comm),
-                      number_arg("group_id", int64_t(c.group_id)),
-                      number_arg("nranks", c.nranks),
-                      text_arg("timing", name_of(c.timing))};
-  sink.slice({op, gloo ? "gloo" : "nccl", track, start, end, args, std::size(args)});
+  Arg args[16] = {number_arg("bytes", int64_t(c.bytes)),
+                  number_arg("count", int64_t(c.count)),
+                  text_arg("dtype", name_of(c.dtype)),
+                  number_arg("seq", int64_t(c.seq)),
+                  text_arg("comm_id", comm),
+                  number_arg("group_id", int64_t(c.group_id)),
+                  number_arg("nranks", c.nranks),
+                  text_arg("timing", name_of(c.timing))};
+  size_t n = 8 + (label ? label_args(*label, c.op, args + 8) : 0);
+  sink.slice({name, gloo ? "gloo" : "nccl", track, start, end, args, n});
   // The enqueue on the host, when the slice above is the device execution.
   if (measured && c.timing != Timing::host && c.host_start_ns != kNoTime) {
     const Arg seq[] = {number_arg("seq", int64_t(c.seq))};
-    sink.slice({op, "host", tracks.of(c.rank, Track::host_calls, c.tid), c.host_start_ns,
+    sink.slice({name, "host", tracks.of(c.rank, Track::host_calls, c.tid), c.host_start_ns,
                 c.host_end_ns, seq, 1});
   }
 }
@@ -171,17 +192,18 @@ void kernel_slice(TraceSink& sink, Tracks& tracks, KernelTracks& kinds, const Ev
 // (rank_order); read on the feed's thread while these are written. The
 // collectives `read` already are written while the feed reads kernels.
 void walk_collectives_and_kernels(TraceSink& sink, Tracks& tracks, store::RunReader& reader,
-                                  const CollectiveRuns* read) {
+                                  const CollectiveRuns* read,
+                                  const analysis::CollectiveLabels* labels) {
   CollectiveBackends backends(reader);
   EventFeed feed(reader, !reader.filter().ranks.empty(), read == nullptr);
   if (read)
     for (const auto& run : *read)
-      for (const CollectiveRecord& c : run) collective_slices(sink, tracks, backends, c);
+      for (const CollectiveRecord& c : run) collective_slices(sink, tracks, backends, labels, c);
   EventBatch batch;
   KernelTracks kinds;
   while (feed.next(batch)) {
     for (const CollectiveRecord& c : batch.collectives)
-      collective_slices(sink, tracks, backends, c);
+      collective_slices(sink, tracks, backends, labels, c);
     for (const KernelRow& k : batch.kernels) kernel_slice(sink, tracks, kinds, batch, k);
   }
 }
@@ -319,12 +341,13 @@ bool CollectiveBackends::gloo(const CollectiveRecord& c) const {
   return b != backends_.end() && b->second == Backend::gloo;
 }
 
-void walk_run(store::RunReader& reader, TraceSink& out, const CollectiveRuns* read) {
+void walk_run(store::RunReader& reader, TraceSink& out, const CollectiveRuns* read,
+              const analysis::CollectiveLabels* labels) {
   // Host enqueues are slices too: the count may pass the rows a little.
   CountingSink sink(out, uint64_t(event_rows(reader)));
   sink.begin({reader.path(), reader.timeline(), trace_origin_ns(reader, read)});
   Tracks tracks(sink, reader.processes());
-  walk_collectives_and_kernels(sink, tracks, reader, read);
+  walk_collectives_and_kernels(sink, tracks, reader, read, labels);
   // Each file's rows in the order one run database gives them: syncs as
   // stored (the merge's order), ranges by rank.
   for (store::RunReader* file : reader.parts(true))

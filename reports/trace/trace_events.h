@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "profiler/analysis/collective_labels.h"
 #include "profiler/store/reader.h"
 
 namespace ddpscope::reports::trace {
@@ -72,7 +73,11 @@ class TraceSink {
 // kernels, NVTX ranges and synchronisations. `read`: the run's collectives
 // as the analysis read them through the same filter
 // (AnalysisOptions::keep_collectives), else they are read from the run.
-void walk_run(store::RunReader& reader, TraceSink& sink, const CollectiveRuns* read = nullptr);
+// `labels`: who issued each collective (AnalysisOptions::keep_labels), which
+// names its slices ("allreduce bucket 3") and adds its role, bucket or unit
+// and phase to their args; without it a slice is named by its op alone.
+void walk_run(store::RunReader& reader, TraceSink& sink, const CollectiveRuns* read = nullptr,
+              const analysis::CollectiveLabels* labels = nullptr);
 
 // The earliest time of any event (collectives' host and device starts,
 // kernels, NVTX ranges, syncs), so that timestamps count from near 0:

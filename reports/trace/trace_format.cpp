@@ -27,9 +27,9 @@ class TraceRenderer : public Renderer {
       try {
         format_ = trace_format_for(target, trace::event_rows(input.reader), json_max_rows_);
         if (format_ == TraceFormat::perfetto)
-          trace::write_perfetto_trace(input.reader, os, input.collectives);
+          trace::write_perfetto_trace(input.reader, os, input.collectives, input.labels);
         else
-          trace::write_json_trace(input.reader, os, input.collectives);
+          trace::write_json_trace(input.reader, os, input.collectives, input.labels);
       } catch (const InputError&) {
         throw;  // a damaged database is bad input (exit 2): its message names it
       } catch (const std::exception& e) {

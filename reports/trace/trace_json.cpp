@@ -110,9 +110,10 @@ class JsonSink : public TraceSink {
 
 }  // namespace
 
-void write_json_trace(store::RunReader& reader, std::ostream& os, const CollectiveRuns* read) {
+void write_json_trace(store::RunReader& reader, std::ostream& os, const CollectiveRuns* read,
+                      const analysis::CollectiveLabels* labels) {
   JsonSink sink(os);
-  walk_run(reader, sink, read);
+  walk_run(reader, sink, read, labels);
 }
 
 }  // namespace ddpscope::reports::trace

@@ -306,9 +306,10 @@ class PerfettoSink : public TraceSink {
 
 }  // namespace
 
-void write_perfetto_trace(store::RunReader& reader, std::ostream& os, const CollectiveRuns* read) {
+void write_perfetto_trace(store::RunReader& reader, std::ostream& os, const CollectiveRuns* read,
+                          const analysis::CollectiveLabels* labels) {
   PerfettoSink sink(os);
-  walk_run(reader, sink, read);
+  walk_run(reader, sink, read, labels);
 }
 
 }  // namespace ddpscope::reports::trace

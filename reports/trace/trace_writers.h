@@ -5,18 +5,22 @@
 
 #include <ostream>
 
+#include "profiler/analysis/collective_labels.h"
 #include "profiler/store/reader.h"
 
 namespace ddpscope::reports::trace {
 
-// `read`: the run's collectives where the analysis kept them (walk_run).
+// `read`, `labels`: the run's collectives and their labels where the
+// analysis kept them (walk_run).
 
 // Chrome trace-event JSON (trace_json.cpp).
 void write_json_trace(store::RunReader& reader, std::ostream& os,
-                      const CollectiveRuns* read = nullptr);
+                      const CollectiveRuns* read = nullptr,
+                      const analysis::CollectiveLabels* labels = nullptr);
 
 // Perfetto's own protobuf format, TrackEvent packets (trace_perfetto.cpp).
 void write_perfetto_trace(store::RunReader& reader, std::ostream& os,
-                          const CollectiveRuns* read = nullptr);
+                          const CollectiveRuns* read = nullptr,
+                          const analysis::CollectiveLabels* labels = nullptr);
 
 }  // namespace ddpscope::reports::trace

@@ -33,6 +33,7 @@ pays for few jobs:
 Debian's torch 1.13 has no FSDP2: there the example says so and every case is
 skipped (exit 77), never passed.
 """
+import collections
 import csv
 import json
 import os
@@ -91,6 +92,16 @@ def report_json(run_db):
     report(run_db, "--json", path)
     with open(path) as f:
         return json.load(f)
+
+
+def trace_collectives(run_db, tmp):
+    """The collectives' slices (device or host call, not the host call
+    beside a device slice) of `report --trace` in Chrome JSON."""
+    path = os.path.join(tmp, "trace.json")
+    report(run_db, "-q", "--trace", path)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    return [e for e in events if e.get("ph") == "X" and e.get("cat") in ("gloo", "nccl")]
 
 
 def same_params(test, ours, theirs, nproc):
@@ -231,6 +242,13 @@ class Sharded(unittest.TestCase):
         report(run_db, "--html", html)
         with open(html) as f:
             self.assertIn('<section id="fsdp">', f.read())
+        # The trace names each by its unit and phase; FSDP prefetched every
+        # backward all-gather (check_exposure).
+        names = {e["name"] for e in trace_collectives(run_db, tmp)}
+        units = [u["fqn"] or "(root)" for u in rep["fsdp"][0]["units"]]
+        self.assertEqual(names, {f"allgather {u} forward" for u in units} |
+                         {f"allgather {u} backward (prefetch)" for u in units if u != "(root)"} |
+                         {f"reduce_scatter {u}" for u in units})
 
 
 @unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
@@ -352,6 +370,25 @@ class Both(unittest.TestCase):
                                  for u in units for p in u["phases"]))
             # The head's one bucket per step: DDP's 10x10 weight and bias.
             self.assertEqual(rep["ddp"][0]["bucket_bytes"], [440])
+            self.check_trace(trace_collectives(os.path.join(out, "run.db"), tmp), rep)
+
+    def check_trace(self, slices, rep):
+        """Each slice labelled as the report counts it: the roles' calls
+        alike, DDP's all-reduces by bucket, FSDP's by unit and phase."""
+        roles = {r["role"]: r["calls"] for r in rep["roles"]}
+        self.assertEqual(collections.Counter(e["args"].get("role", "unknown") for e in slices),
+                         roles)
+        for e in slices:
+            a = e["args"]
+            if a.get("role") == "ddp_bucket":
+                self.assertEqual((e["name"], a["bucket"]), ("allreduce bucket 0", 0))
+            if a.get("role") == "fsdp_reduce_scatter":
+                self.assertEqual(a["carried_as"], "allreduce")
+                self.assertEqual(e["name"], "reduce_scatter " + a["unit"])
+        phases = {(u["fqn"] or "(root)", p["phase"]) for u in rep["fsdp"][0]["units"]
+                  for p in u["phases"]}
+        self.assertEqual({(e["args"]["unit"], e["args"]["phase"]) for e in slices
+                          if "unit" in e["args"]}, phases)
 
 
 @unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "profiler/analysis/fsdp_account.h"
 #include "profiler/core/input_error.h"
 #include "reports/renderer.h"
 #include "reports/trace/trace_events.h"
@@ -37,11 +38,35 @@ struct Trace {
   }
 };
 
-Trace render(const std::string& dir, int extra = 0) {
+// Rank 0's collectives DDP's bucket all-reduces (bucket = seq); rank 1's
+// first FSDP's reduce-scatter of blocks.0 (Gloo's all-reduce carried it).
+analysis::CollectiveLabels sample_labels(store::RunReader& reader) {
+  std::vector<analysis::Call> calls;
+  reader.for_each_collective([&](const CollectiveRecord& c) {
+    analysis::Call call = analysis::call_of(c);
+    if (c.rank == 0) {
+      call.role = analysis::CollectiveRole::ddp_bucket;
+      call.instance = 0;
+      call.bucket = int(c.seq);
+    } else if (c.seq == 0) {
+      call.role = analysis::CollectiveRole::fsdp_reduce_scatter;
+      call.instance = 1;
+    }
+    calls.push_back(call);
+  });
+  std::map<int, analysis::FsdpRankAccount> fsdp;
+  fsdp[1].units[1].fqn = "blocks.0";
+  return analysis::CollectiveLabels(calls, fsdp);
+}
+
+Trace render(const std::string& dir, int extra = 0, bool labelled = false) {
   SampleRun db = make_run_db(dir, extra);
   analysis::RunAnalysis run;
   store::RunReader reader(db.path);
-  reports::make_trace_renderer()->write({run, reader}, dir + "/trace.json");
+  analysis::CollectiveLabels labels;
+  if (labelled) labels = sample_labels(reader);
+  reports::make_trace_renderer()->write({run, reader, nullptr, labelled ? &labels : nullptr},
+                                        dir + "/trace.json");
   Trace t;
   t.root = Json::parse(read_text(dir + "/trace.json"));
   for (const auto& e : t.root.at("traceEvents")) {
@@ -134,6 +159,37 @@ TEST_CASE("Trace: collectives with their args, device and host intervals") {
   // Rank 1's clock starts 1 ms later on the wall timeline.
   CHECK(all.back()["pid"] == 1);
   CHECK(all.back()["ts"] == 1029);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Trace: labelled collectives are named by bucket or unit, their role in the args") {
+  std::string dir = temp_dir("trace-labels");
+  Trace t = render(dir, 0, true);
+  // Rank 0's first all-reduce, device and host slices alike.
+  auto bucket = t.named("allreduce bucket 0");
+  REQUIRE(bucket.size() == 2);
+  for (const auto& e : bucket) CHECK(e["pid"] == 0);
+  const Json& dev = bucket[0]["cat"] == "nccl" ? bucket[0] : bucket[1];
+  CHECK(dev["args"]["role"] == "ddp_bucket");
+  CHECK(dev["args"]["bucket"] == 0);
+  CHECK(dev["args"]["seq"] == 0);
+  CHECK_FALSE(dev["args"].contains("unit"));
+  CHECK(t.named("allreduce bucket 1").size() == 2);
+  // Rank 1's first: what FSDP issued, not the all-reduce that carried it.
+  auto rs = t.named("reduce_scatter blocks.0");
+  REQUIRE(rs.size() == 1);
+  CHECK(rs[0]["pid"] == 1);
+  CHECK(rs[0]["args"]["role"] == "fsdp_reduce_scatter");
+  CHECK(rs[0]["args"]["unit"] == "blocks.0");
+  CHECK(rs[0]["args"]["phase"] == "reduce_scatter");
+  CHECK(rs[0]["args"]["carried_as"] == "allreduce");
+  CHECK(rs[0]["args"]["bytes"] == 4096);
+  // Rank 1's second, unlabelled: named by its op, with no role.
+  auto plain = t.named("allreduce");
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0]["pid"] == 1);
+  CHECK(plain[0]["args"]["seq"] == 1);
+  CHECK_FALSE(plain[0]["args"].contains("role"));
   fs::remove_all(dir);
 }
 
