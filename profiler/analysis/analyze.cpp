@@ -46,7 +46,8 @@ void rank_endings(RunAnalysis& run, store::RunReader& reader,
 uint64_t ddp_comm(std::span<const Call> mine) {
   std::map<uint64_t, uint64_t> bytes;
   for (const auto& c : mine)
-    if (c.op == Op::allreduce && !is_fsdp(c.role)) bytes[c.comm_id] += c.bytes;
+    if (c.op == Op::allreduce && !is_fsdp(c.role) && c.role != CollectiveRole::user)
+      bytes[c.comm_id] += c.bytes;
   return busiest_comm(bytes);
 }
 
@@ -144,7 +145,9 @@ RankView make_view(store::RunReader& reader, std::span<Call> mine, int rank,
   uint64_t comm = ddp_comm(mine);
   std::vector<size_t> at;  // the busiest communicator's all-reduces in `mine`, by seq
   for (size_t i = 0; i < mine.size(); ++i)
-    if (mine[i].op == Op::allreduce && mine[i].comm_id == comm && !is_fsdp(mine[i].role))
+    // The user's own all-reduces (the hook's regions say so) are no bucket.
+    if (mine[i].op == Op::allreduce && mine[i].comm_id == comm && !is_fsdp(mine[i].role) &&
+        mine[i].role != CollectiveRole::user)
       at.push_back(i);
   std::sort(at.begin(), at.end(), [&](size_t a, size_t b) { return mine[a].seq < mine[b].seq; });
   v.ddp.reserve(at.size());

@@ -42,6 +42,45 @@ std::map<int64_t, GroupTie> tie_groups(const std::vector<Call>& calls,
   return out;
 }
 
+// A group DDP's constructor did not tie (no DDP on it, or no DDP at all) is
+// tied by the regions of the user's calls on it: each call's native
+// collective starts on the host inside its region (async_op or not), so the
+// communicator with exactly the region's count of consecutive calls in it
+// is a candidate, and the (communicator, offset) most regions agree on wins.
+void tie_by_user_calls(const std::vector<Call>& calls, const std::vector<DdpRegionRecord>& regions,
+                       std::map<int64_t, GroupTie>& out) {
+  std::vector<const DdpRegionRecord*> mine;
+  for (const auto& r : regions)
+    if (r.kind == DdpRegionKind::user && r.seq_begin >= 0 && r.seq_end > r.seq_begin &&
+        !out.count(r.pg_key))
+      mine.push_back(&r);
+  if (mine.empty()) return;
+  std::vector<std::pair<int64_t, size_t>> by_start;  // (host start, index in calls)
+  by_start.reserve(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (!is_fsdp(calls[i].role)) by_start.push_back({calls[i].host_start, i});
+  std::sort(by_start.begin(), by_start.end());
+  std::map<int64_t, std::map<std::pair<uint64_t, int64_t>, int>> votes;
+  for (const DdpRegionRecord* r : mine) {
+    const int64_t want = r->seq_end - r->seq_begin;
+    std::map<uint64_t, std::vector<uint64_t>> inside;
+    auto it = std::lower_bound(by_start.begin(), by_start.end(),
+                               std::pair<int64_t, size_t>{r->start_ns, 0});
+    for (; it != by_start.end() && it->first <= r->end_ns; ++it)
+      inside[calls[it->second].comm_id].push_back(calls[it->second].seq);
+    for (auto& [comm, seqs] : inside) {
+      std::sort(seqs.begin(), seqs.end());
+      if (int64_t(seqs.size()) == want && int64_t(seqs.back() - seqs.front()) + 1 == want)
+        ++votes[r->pg_key][{comm, r->seq_begin - int64_t(seqs.front())}];
+    }
+  }
+  for (const auto& [pg_key, tally] : votes) {
+    auto best = std::max_element(tally.begin(), tally.end(),
+                                 [](auto& a, auto& b) { return a.second < b.second; });
+    out[pg_key] = {best->first.first, best->first.second};
+  }
+}
+
 // Group seq -> the innermost region that issued it, for one process group.
 // Outer regions are painted first, inner ones over them.
 std::unordered_map<int64_t, size_t> paint(const std::vector<DdpRegionRecord>& regions,
@@ -290,8 +329,10 @@ RankAccount classify_rank(std::vector<Call>& calls, const std::vector<DdpRegionR
                           const std::vector<DdpInfoRecord>& info) {
   RankAccount acc;
   acc.instances = ddp_facts(info);
-  if (acc.instances.empty()) return acc;
+  // Without DDP, the hook's regions still name the user's own calls.
+  if (acc.instances.empty() && regions.empty()) return acc;
   auto ties = tie_groups(calls, regions);
+  tie_by_user_calls(calls, regions, ties);
   Walk walk(calls, regions, acc);
   for (const auto& [pg_key, tie] : ties) walk.group(pg_key, tie);
   for (auto& [instance, f] : acc.instances) {

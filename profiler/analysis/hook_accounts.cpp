@@ -35,6 +35,9 @@ std::map<int, RankAccount> classify(store::RunReader& reader, std::vector<Call>&
   for (auto& r : reader.rows<DdpInfoRecord>("", "rank, recorded_ns")) info[r.rank].push_back(r);
   std::map<int, std::vector<DdpRegionRecord>> regions;
   for (auto& r : reader.rows<DdpRegionRecord>()) regions[r.rank].push_back(r);
+  // Every rank the hook noted anything of: DDP's facts, or regions alone (a
+  // job without DDP: the user's own calls).
+  for (const auto& [rank, r] : regions) info[rank];
   // One pass to find each rank's calls: a pass per rank would cost ranks x calls.
   std::map<int, std::vector<size_t>> by_rank;
   for (size_t i = 0; i < calls.size(); ++i)
