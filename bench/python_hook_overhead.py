@@ -43,6 +43,8 @@ usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fs
          training thread's instructions, which this VM's speed does not move
        --fsdp --instructions --processes [--steps N]: the same count with
          nothing toggled, a process without the hook against one with it
+       --fsdp [--instructions] --only c10d: only torch.distributed's wrappers
+         toggled (the rest on): the cost of noting each collective
 env:   DDPSCOPE_BUILD  build tree holding libddpscope_inject.so and python/ [build]
 """
 import argparse
@@ -131,6 +133,7 @@ def hook_wrappers():
     import torch.distributed.distributed_c10d as c10d
     from torch.distributed.fsdp._fully_shard import _fsdp_param_group, _fsdp_state
     patched = []
+    only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
     for owner in (c10d, dist, _fsdp_param_group.FSDPParamGroup, _fsdp_state.FSDPState):
         for name, f in list(vars(owner).items()):
             # _prefetch_unshard is a staticmethod: its function is the wrapper
@@ -138,6 +141,8 @@ def hook_wrappers():
             fn = f.__func__ if static else f
             code = getattr(fn, "__code__", None)
             ours = code is not None and "ddpscope_ddp" in code.co_filename
+            if only and ("c10d" if owner in (c10d, dist) else name) not in only:
+                continue  # not toggled: on in every step
             if ours and hasattr(fn, "__wrapped__"):
                 original = staticmethod(fn.__wrapped__) if static else fn.__wrapped__
                 patched.append((owner, name, f, original))
@@ -369,7 +374,17 @@ def main():
                    help="with --fsdp: count instructions under valgrind instead (--steps a phase)")
     p.add_argument("--processes", action="store_true",
                    help="with --fsdp --instructions: a process without the hook and one with it")
+    p.add_argument("--only", default="",
+                   help="with --fsdp (toggled): toggle only these wrappers, comma-separated: c10d "
+                   "(torch.distributed's) or FSDP's method names (unshard, wait_for_unshard, "
+                   "post_backward, _prefetch_unshard, _root_pre_forward, "
+                   "_root_post_backward_final_callback); the others stay on. Toggling unshard "
+                   "or post_backward without c10d leaves the collective a user call: only the "
+                   "others split the cost cleanly")
     a = p.parse_args()
+    if a.only:
+        os.environ["BENCH_ONLY"] = a.only  # the child's environment (launch)
+        print(f"only these wrappers toggled, the others on in every step: {a.only}")
     build = os.path.abspath(os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build")))
     if a.fsdp and a.instructions:
         counted = fsdp_counted_processes if a.processes else fsdp_counted

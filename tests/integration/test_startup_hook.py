@@ -163,6 +163,82 @@ else:
                 "_root_post_backward_final_callback followed True",
                 "_prefetch_unshard followed True"])
 
+    def test_collectives_keep_their_parameters(self):
+        # torch.distributed's collectives, followed, take torch's own
+        # parameters (no *args/**kwargs on the path of every FSDP
+        # collective) and pass positional, keyword and default arguments on
+        # as torch's would; each call is the user's.
+        script = r"""
+import inspect, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+names = [n for n in ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+                     "reduce_scatter_tensor", "all_gather_single", "reduce_scatter_single",
+                     "barrier") if hasattr(dist, n)]
+fns = [getattr(dist, n) for n in names]
+print(all(inspect.signature(f, follow_wrapped=False) == inspect.signature(f.__wrapped__)
+          for f in fns),
+      all(f.__code__.co_filename.endswith(f"c10d_patches.{n}.py") for n, f in zip(names, fns)))
+t = torch.arange(4.)
+dist.all_reduce(t)
+dist.all_reduce(t, dist.ReduceOp.MAX)
+dist.all_reduce(tensor=t, op=dist.ReduceOp.SUM, group=None, async_op=True).wait()
+out = [torch.empty(4)]
+dist.all_gather(out, t)
+dist.broadcast(t, src=0)
+print(t.tolist(), out[0].tolist())
+"""
+        out = os.path.join(self.dir, "rec")
+        res = record(out, 1, [PY, "-c", script])
+        self.assertEqual(res.stdout.splitlines(),
+                         ["True True", "[0.0, 1.0, 2.0, 3.0] [0.0, 1.0, 2.0, 3.0]"])
+        roles = {r["role"]: r["calls"] for r in report_json(out)["roles"]}
+        self.assertEqual(roles, {"user": 5})
+
+    def test_a_job_without_ddp_has_its_own_calls_and_no_buckets(self):
+        # Gradients all-reduced by hand, a loss logged, no DDP: every
+        # collective is the user's, and no DDP bucket is made up from their
+        # repeating sizes (as a job recorded without the hook gets).
+        script = r"""
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+grads = [torch.ones(1000), torch.ones(300)]
+for step in range(6):
+    for g in grads:
+        dist.all_reduce(g)
+    dist.all_reduce(torch.tensor([float(step)]))
+dist.barrier()
+"""
+        out = os.path.join(self.dir, "rec")
+        record(out, 2, [PY, "-c", script])
+        rep = report_json(out)
+        self.assertEqual({r["role"]: r["calls"] for r in rep["roles"]}, {"user": 2 * 19})
+        self.assertEqual((rep["ddp"], rep["buckets"]), ([], []))
+        text = subprocess.run([DDPSCOPE, "report", os.path.join(out, "run.db")],
+                              capture_output=True, text=True, timeout=300).stdout
+        self.assertNotIn("DDP 0", text)
+        self.assertNotIn("buckets from the all-reduce pattern", text)
+        self.assertIn("collectives by role: user 38", text)
+
+    def test_the_users_group_beside_ddps(self):
+        # A loss logged on a group of its own, beside DDP's: the calls on it
+        # are the user's (tied by their own regions; DDP's constructor never
+        # ran on that group).
+        script = r"""
+import torch, torch.distributed as dist, torch.nn as nn
+dist.init_process_group("gloo")
+log = dist.new_group(backend="gloo")
+torch.manual_seed(0)
+model = nn.parallel.DistributedDataParallel(nn.Linear(50, 50))
+for step in range(4):
+    model(torch.randn(4, 50)).sum().backward()
+    dist.all_reduce(torch.tensor([1.0]), group=log)
+"""
+        out = os.path.join(self.dir, "rec")
+        record(out, 2, [PY, "-c", script])
+        roles = {r["role"]: r["calls"] for r in report_json(out)["roles"]}
+        self.assertEqual((roles.get("ddp_bucket"), roles.get("user")), (2 * 4, 2 * 4), roles)
+        self.assertNotIn("unknown", roles)
+
     def test_buckets_from_ddp_and_from_the_pattern(self):
         args = ["--iters", "5", "--layers", "4", "--width", "128", "--bucket-cap-mb", "0.1"]
         log = os.path.join(self.dir, "log")

@@ -9,6 +9,7 @@ Join's own counting of the ranks still training is join control.
 
 import functools
 import inspect
+import os
 from _thread import get_ident
 
 from ddpscope_ddp import fsdp_events, fsdp_patches, native
@@ -58,15 +59,8 @@ def _follow_user_call(mod, name, fn):
         except Exception:
             return None
 
-    @functools.wraps(fn)
-    def user_call(*args, **kwargs):
-        # FSDP's own, for one of its units (its wrapper checked compiling
-        # before it set the context): one builtin call, no Python frame, on
-        # every collective FSDP issues (fsdp_events.collective).
-        if fsdp_contexts and fsdp_ok:
-            fsdp = fsdp_contexts.get(get_ident())
-            if fsdp is not None:
-                return noted(fsdp, reduction, index, default_group, fn, args, kwargs)
+    def outside_fsdp(args, kwargs):
+        """A collective of the user's (or DDP's, inside its region)."""
         if native.compiling() or native.inside_region():
             return fn(*args, **kwargs)
         group = kwargs.get("group", args[index] if len(args) > index else None)
@@ -76,7 +70,86 @@ def _follow_user_call(mod, name, fn):
         with Region(USER, -1, group):
             return fn(*args, **kwargs)
 
+    exact = _same_parameters(fn, name, fsdp_contexts, fsdp_ok, get_ident, noted, reduction,
+                             index, default_group, outside_fsdp)
+    if exact is not None:
+        return exact
+
+    @functools.wraps(fn)
+    def user_call(*args, **kwargs):
+        # FSDP's own, for one of its units (its wrapper checked compiling
+        # before it set the context): one builtin call, no Python frame, on
+        # every collective FSDP issues (fsdp_events.collective). The same
+        # test as the wrapper _same_parameters makes, for a collective of
+        # another shape.
+        if fsdp_contexts and fsdp_ok:
+            fsdp = fsdp_contexts.get(get_ident())
+            if fsdp is not None:
+                return noted(fsdp, reduction, index, default_group, fn, args, kwargs)
+        return outside_fsdp(args, kwargs)
+
     return user_call
+
+
+# The wrapper of a collective with fn's own parameters, made from this text:
+# FSDP calls its collectives with keywords (group=, async_op=), and a wrapper
+# of *args and **kwargs builds a dict of them, which the builtin then
+# unpacks again for fn, on every collective FSDP issues. With fn's
+# parameters, the call's values arrive in the wrapper's locals and go on
+# as a tuple (keyword-only ones as keywords).
+_EXACT = """
+def make(fsdp_contexts, fsdp_ok, get_ident, noted, reduction, index, default_group,
+         outside_fsdp, fn):
+    def {name}({parameters}):
+        if fsdp_contexts and fsdp_ok:
+            fsdp = fsdp_contexts.get(get_ident())
+            if fsdp is not None:
+                return noted(fsdp, reduction, index, default_group, fn, ({positional}), {keywords})
+        return outside_fsdp(({positional}), {keywords} or {{}})
+    return {name}
+"""
+# The names the wrapper's body uses: a parameter of one of them would shadow it.
+_EXACT_NAMES = {"fsdp_contexts", "fsdp_ok", "get_ident", "noted", "reduction", "index",
+                "default_group", "outside_fsdp", "fn", "fsdp"}
+
+
+def _same_parameters(fn, name, *bound):
+    """fn's wrapper with fn's parameters (names, kinds and defaults), or
+    None where fn takes *args or **kwargs, or a parameter the wrapper's own
+    names would shadow: the caller then wraps it the general way."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    kinds = {p.kind for p in params}
+    if (inspect.Parameter.VAR_POSITIONAL in kinds or inspect.Parameter.VAR_KEYWORD in kinds
+            or any(p.name in _EXACT_NAMES or not p.name.isidentifier() for p in params)):
+        return None
+    text, positional, keywords = [], [], []
+    for i, p in enumerate(params):
+        if p.kind == p.KEYWORD_ONLY and (i == 0 or params[i - 1].kind != p.KEYWORD_ONLY):
+            text.append("*")
+        text.append(p.name)
+        if p.kind == p.POSITIONAL_ONLY and (i + 1 == len(params) or
+                                            params[i + 1].kind != p.POSITIONAL_ONLY):
+            text.append("/")
+        (keywords if p.kind == p.KEYWORD_ONLY else positional).append(p.name)
+    source = _EXACT.format(
+        name=name, parameters=", ".join(text),
+        positional="".join(f"{n}, " for n in positional),
+        keywords="{" + ", ".join(f"{n!r}: {n}" for n in keywords) + "}" if keywords else "None")
+    # Named as a file of this package, so that a stack through it is the
+    # hook's, not the user's (profiler/analysis/python_stacks.cpp: users_code).
+    namespace = {}
+    exec(compile(source, os.path.join(os.path.dirname(__file__), f"c10d_patches.{name}.py"),
+                 "exec"), namespace)
+    wrapper = namespace["make"](*bound, fn)
+    empty = inspect.Parameter.empty
+    wrapper.__defaults__ = tuple(p.default for p in params
+                                 if p.kind != p.KEYWORD_ONLY and p.default is not empty) or None
+    wrapper.__kwdefaults__ = {p.name: p.default for p in params
+                              if p.kind == p.KEYWORD_ONLY and p.default is not empty} or None
+    return functools.update_wrapper(wrapper, fn)
 
 
 def patch_join(mod):
