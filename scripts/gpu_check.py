@@ -336,7 +336,11 @@ def fsdp_hook_cost(args):
            "--python", sys.executable]
     print("$ " + " ".join(cmd))
     env = dict(os.environ, DDPSCOPE_BUILD=args.build)
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240)
+    except subprocess.TimeoutExpired:
+        print("python_hook_overhead: not finished in 240 s (no figure)")
+        return
     print(r.stdout.rstrip())
     print_stderr(r)
 
