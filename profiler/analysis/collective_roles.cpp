@@ -15,6 +15,13 @@ struct GroupTie {
   int64_t offset = 0;  // group seq = native seq + offset
 };
 
+// Whether a region that issued `want` collectives could have issued these
+// (one communicator's native seqs of the calls that started inside it).
+bool issued_by(std::vector<uint64_t>& seqs, int64_t want) {
+  std::sort(seqs.begin(), seqs.end());
+  return int64_t(seqs.size()) == want && int64_t(seqs.back() - seqs.front()) + 1 == want;
+}
+
 // DDP's constructor runs its collectives (parameter shape check, state
 // broadcast) synchronously, so they execute inside its region: the one
 // communicator with exactly that many consecutive calls in that time is the
@@ -32,8 +39,7 @@ std::map<int64_t, GroupTie> tie_groups(const std::vector<Call>& calls,
       if (c.host_start >= r.start_ns && c.host_start <= r.end_ns)
         inside[c.comm_id].push_back(c.seq);
     for (auto& [comm, seqs] : inside) {
-      std::sort(seqs.begin(), seqs.end());
-      if (int64_t(seqs.size()) == want && int64_t(seqs.back() - seqs.front()) + 1 == want) {
+      if (issued_by(seqs, want)) {
         out[r.pg_key] = {comm, r.seq_begin - int64_t(seqs.front())};
         break;
       }
@@ -68,11 +74,8 @@ void tie_by_user_calls(const std::vector<Call>& calls, const std::vector<DdpRegi
                                std::pair<int64_t, size_t>{r->start_ns, 0});
     for (; it != by_start.end() && it->first <= r->end_ns; ++it)
       inside[calls[it->second].comm_id].push_back(calls[it->second].seq);
-    for (auto& [comm, seqs] : inside) {
-      std::sort(seqs.begin(), seqs.end());
-      if (int64_t(seqs.size()) == want && int64_t(seqs.back() - seqs.front()) + 1 == want)
-        ++votes[r->pg_key][{comm, r->seq_begin - int64_t(seqs.front())}];
-    }
+    for (auto& [comm, seqs] : inside)
+      if (issued_by(seqs, want)) ++votes[r->pg_key][{comm, r->seq_begin - int64_t(seqs.front())}];
   }
   for (const auto& [pg_key, tally] : votes) {
     auto best = std::max_element(tally.begin(), tally.end(),
