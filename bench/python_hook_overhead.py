@@ -36,7 +36,13 @@ torch with FSDP2.
 To compare two builds' hooks, run it once per build (DDPSCOPE_BUILD), one
 after the other, twice over.
 
+With --user-calls: the added CPU of one torch.distributed call the job makes
+outside DDP and FSDP (a loss all-reduced for logging), on the fake group, in
+a hot loop: the hook's wrapper against the function it wraps, in blocks of 200
+calls, off on on off.
+
 usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fsdp [--gloo]]
+       --user-calls [--groups N]: one user collective's added cost
        --fsdp alone: [--groups N] groups of four steps (default 500)
        --fsdp --instructions [--steps N]: the same toggling under valgrind's
          callgrind, phases of N steps (say 20), off on on off, twice: the
@@ -215,6 +221,33 @@ def counted_plain(step, n):
 """
 
 
+# The user's own collective (an all-reduce of one element on the fake group,
+# outside DDP and FSDP): the hook's wrapper against the function it wraps
+# (its __wrapped__), in blocks of `calls` calls, off on on off, in one process.
+USER_CALLS_CHILD = r"""
+import json, sys, time, torch, torch.distributed as dist
+from torch.testing._internal.distributed.fake_pg import FakeStore
+dist.init_process_group("fake", rank=0, world_size=2, store=FakeStore())
+t, hooked = torch.ones(1), dist.all_reduce
+original = getattr(hooked, "__wrapped__", None)
+assert original is not None, "the hook is not installed"
+def block(f, calls):
+    t0 = time.thread_time_ns()
+    for _ in range(calls):
+        f(t)
+    return (time.thread_time_ns() - t0) / calls / 1e3
+groups, calls = int(sys.argv[1]), 200
+for _ in range(4):  # warm-up: both
+    block(original, calls), block(hooked, calls)
+per_group, base = [], []
+for _ in range(groups):
+    a, b, c, d = block(original, calls), block(hooked, calls), block(hooked, calls), block(original, calls)
+    per_group.append((b + c - a - d) / 2)
+    base.append((a + d) / 2)
+print(json.dumps([per_group, base]))
+dist.destroy_process_group()
+"""
+
 # Per step: 4 forward and 3 backward all-gathers, 4 reduce-scatters.
 FSDP_UNIT_PHASES = 11
 
@@ -360,6 +393,20 @@ def fsdp_counted_processes(py, build, steps):
     print(f"hook's instructions per unit-phase: {mean / FSDP_UNIT_PHASES:+,.0f}")
 
 
+def user_calls(py, build, groups):
+    """The hook's added CPU per user collective: blocks of 200 calls with the
+    wrapper and without, off on on off; the median of the groups' own
+    differences. A hot loop: in a training step, where the hook's code and
+    data are cold, a call costs more (--fsdp's toggling of a whole step)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        per_group, base = launch(py, build, os.path.join(tmp, "run"), USER_CALLS_CHILD, [groups],
+                                 True, 1, fake=True)
+    print(f"python: {py}; {groups} groups of 4 blocks of 200 user all-reduces, off on on off "
+          "(fake group, CPU, one recorded process)")
+    print(f"a user all-reduce without the hook: {statistics.median(base):.2f} us")
+    print(f"hook cost per user collective: {median_and_quartiles(per_group)} us")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pairs", type=int, default=5)
@@ -381,11 +428,16 @@ def main():
                    "_root_post_backward_final_callback); the others stay on. Toggling unshard "
                    "or post_backward without c10d leaves the collective a user call: only the "
                    "others split the cost cleanly")
+    p.add_argument("--user-calls", action="store_true",
+                   help="the added cost of one user collective (outside DDP and FSDP), "
+                   "--groups groups of blocks")
     a = p.parse_args()
     if a.only:
         os.environ["BENCH_ONLY"] = a.only  # the child's environment (launch)
         print(f"only these wrappers toggled, the others on in every step: {a.only}")
     build = os.path.abspath(os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build")))
+    if a.user_calls:
+        return user_calls(a.python, build, a.groups)
     if a.fsdp and a.instructions:
         counted = fsdp_counted_processes if a.processes else fsdp_counted
         return counted(a.python, build, a.steps)

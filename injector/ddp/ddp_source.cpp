@@ -2,10 +2,13 @@
 // (injector/ddp/python/) calls these C functions through ctypes, and their
 // events become rows of ddp_info and ddp_regions (profiler/store/rows_ddp.cpp).
 //
-// Nothing here is on a collective's hot path: the hook calls once per DDP
-// forward, comm-hook bucket or torch.distributed call, and once per fact about
-// a DDP instance (python_facts.h: strings of any length, a model's parameter
-// sizes).
+// The regions come once per DDP forward, comm-hook bucket or
+// torch.distributed call, through the hook's builtins where the injector
+// could make them (region_builtins.cpp), else through ctypes; the facts once
+// per fact about a DDP instance (python_facts.h: strings of any length, a
+// model's parameter sizes).
+#include "injector/ddp/ddp_source.h"
+
 #include <cstdint>
 #include <string>
 
@@ -57,6 +60,20 @@ SourceId source() {
 bool valid_kind(int kind) { return kind >= 0 && kind <= int(DdpRegionKind::user); }
 
 }  // namespace
+
+uint64_t now() { return ddpscope::clock::ticks(); }
+
+void note(const Region& r) {
+  if (!capturing() || !valid_kind(r.kind)) return;
+  ReentrancyGuard guard;  // attaching a thread may start the runtime
+  uint32_t tid = thread_id();
+  auto* ev = reserve_event_body<RegionEvent>(source(), kRegion);
+  if (!ev) return;
+  *ev = RegionEvent{r.pg_key,   r.seq_begin, r.seq_end, r.t_begin, r.t_end,
+                    r.instance, r.bucket,    r.flags,   tid,       uint8_t(r.kind)};
+  publish_event();
+}
+
 }  // namespace ddpscope::inject::ddp
 
 using namespace ddpscope::inject;
@@ -69,22 +86,13 @@ __attribute__((visibility("default"))) int ddpscope_py_recording(void) {
 }
 
 // The capture clock's raw ticks, for the hook's region bounds.
-__attribute__((visibility("default"))) uint64_t ddpscope_py_now(void) {
-  return ddpscope::clock::ticks();
-}
+__attribute__((visibility("default"))) uint64_t ddpscope_py_now(void) { return ddp::now(); }
 
 __attribute__((visibility("default"))) void ddpscope_py_region(int kind, int instance, int bucket,
                                                                int64_t pg_key, int64_t seq_begin,
                                                                int64_t seq_end, uint32_t flags,
                                                                uint64_t t_begin, uint64_t t_end) {
-  if (!capturing() || !ddp::valid_kind(kind)) return;
-  ReentrancyGuard guard;  // attaching a thread may start the runtime
-  uint32_t tid = thread_id();
-  auto* ev = reserve_event_body<ddp::RegionEvent>(ddp::source(), ddp::kRegion);
-  if (!ev) return;
-  *ev = ddp::RegionEvent{pg_key,   seq_begin, seq_end, t_begin, t_end,
-                         instance, bucket,    flags,   tid,     uint8_t(kind)};
-  publish_event();
+  ddp::note({kind, instance, bucket, pg_key, seq_begin, seq_end, flags, t_begin, t_end});
 }
 
 __attribute__((visibility("default"))) void ddpscope_py_info(int instance, const char* key,

@@ -16,97 +16,20 @@
 
 #include "injector/ddp/fsdp_source.h"
 #include "injector/ddp/python_api.h"
+#include "injector/ddp/python_calls.h"
 #include "profiler/core/records.h"
 
 namespace ddpscope::inject::fsdp {
 namespace {
 
+using hook::api;
+using hook::as_int;
 using py::Object;
-
-// What the hook hands over once (fsdp_events.py), and interned names. Set
-// and read under the GIL only.
-struct Bound {
-  Object* region_local;     // native._local: .stack, the thread's open regions
-  Object* unnumbered;       // native.unnumbered: id(pg) -> weakref, groups without numbers
-  Object* sequence_number;  // native.sequence_number(pg): the slow, remembering way
-  Object* in_call_marker;   // on the region stack while FSDP's collective runs
-  Object *stack, *group, *async_op, *get_seq;
-};
-Bound g;
-const py::Api* api = nullptr;
 
 int64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);  // Python's time.monotonic_ns, the marks' clock
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// o's integer value, or `otherwise` (no exception left behind).
-int64_t as_int(Object* o, int64_t otherwise) {
-  long long v = api->Long_AsLongLong(o);
-  if (v == -1 && api->Err_Occurred()) return api->Err_Clear(), otherwise;
-  return v;
-}
-
-// True for a group torch keeps no numbers for (native.sequence_number's
-// dictionary, checked inline: asking such a group costs a C++ exception).
-bool unnumbered(Object* pg) {
-  Object* key = api->Long_FromVoidPtr(pg);
-  Object* ref = key ? api->Dict_GetItemWithError(g.unnumbered, key) : nullptr;
-  api->DecRef(key);
-  if (!ref) return api->Err_Clear(), false;
-  Object* target = api->Object_CallObject(ref, nullptr);
-  if (!target) return api->Err_Clear(), false;
-  api->DecRef(target);
-  return target == pg;
-}
-
-// The group's collective count now, or -1.
-int64_t sequence_number(Object* pg) {
-  if (unnumbered(pg)) return -1;
-  Object* method = api->Object_GetAttr(pg, g.get_seq);
-  Object* n = method ? api->Object_CallObject(method, nullptr) : nullptr;
-  if (method) api->DecRef(method);
-  if (!n) {
-    api->Err_Clear();
-    n = api->Object_CallFunctionObjArgs(g.sequence_number, pg, nullptr);
-    if (!n) return api->Err_Clear(), -1;
-  }
-  int64_t seq = as_int(n, -1);
-  api->DecRef(n);
-  return seq;
-}
-
-// The thread's region stack (made when it has none), as a new reference.
-Object* region_stack() {
-  Object* stack = api->Object_GetAttr(g.region_local, g.stack);
-  if (!stack || stack != api->none) return stack;
-  api->DecRef(stack);
-  stack = api->List_New(0);
-  if (stack && api->Object_SetAttr(g.region_local, g.stack, stack) < 0)
-    api->DecRef(stack), stack = nullptr;
-  return stack;
-}
-
-// The collective's group: `group=` if given (even None), else its place
-// among the positional arguments; None there means the default group.
-Object* group_of(Object* args, Object* kwargs, ssize_t index, Object* default_group) {
-  Object* group = kwargs ? api->Dict_GetItemWithError(kwargs, g.group) : nullptr;
-  if (!group && index < api->Tuple_Size(args)) group = api->Tuple_GetItem(args, index);
-  api->Err_Clear();
-  if (group && group != api->none) return api->IncRef(group), group;
-  Object* d = api->Object_CallObject(default_group, nullptr);
-  if (d == api->none) api->DecRef(d), d = nullptr;
-  if (!d) api->Err_Clear();
-  return d;
-}
-
-bool async_op(Object* kwargs) {
-  Object* v = kwargs ? api->Dict_GetItemWithError(kwargs, g.async_op) : nullptr;
-  if (!v) return api->Err_Clear(), false;
-  int yes = api->Object_IsTrue(v);
-  if (yes < 0) api->Err_Clear();
-  return yes > 0;
 }
 
 // fn(*args, **kwargs), noted as the unit's collective: the caller's region
@@ -115,17 +38,10 @@ bool async_op(Object* kwargs) {
 Object* noted_call(const Region& what, Object* stack, Object* pg, Object* fn, Object* args,
                    Object* kwargs) {
   Region r = what;
-  // Not noted rather than not called: the job's call is never lost to ours.
-  if (api->List_Append(stack, g.in_call_marker) < 0)
-    return api->Err_Clear(), api->Object_Call(fn, args, kwargs);
-  r.t_begin = now_ns();
-  Object* result = api->Object_Call(fn, args, kwargs);
-  r.t_end = now_ns();
+  Object* result = hook::call_marked(stack, fn, args, kwargs, now_ns, &r.t_begin, &r.t_end);
   // A call that raised may have numbered none: no collective named.
-  r.seq_end = result ? sequence_number(pg) : -1;
+  r.seq_end = result ? hook::sequence_number(pg) : -1;
   if (!result) r.flags = 0;
-  ssize_t n = api->List_Size(stack);
-  if (n > 0) api->List_SetSlice(stack, n - 1, n, nullptr);
   note(r);
   return result;
 }
@@ -141,10 +57,10 @@ Object* collective(Object*, Object* const* a, ssize_t nargs) {
   }
   Object *context = a[0], *fn = a[4], *args = a[5], *kwargs = a[6];
   if (kwargs == api->none) kwargs = nullptr;
-  Object* stack = region_stack();
+  Object* stack = hook::region_stack();
   if (!stack) return api->Err_Clear(), api->Object_Call(fn, args, kwargs);
   Object* pg = nullptr;
-  if (!api->Object_IsTrue(stack)) pg = group_of(args, kwargs, as_int(a[2], 1 << 30), a[3]);
+  if (!api->Object_IsTrue(stack)) pg = hook::group_of(args, kwargs, as_int(a[2], 1 << 30), a[3]);
   Object* result;
   if (!pg) {
     result = api->Object_Call(fn, args, kwargs);
@@ -155,7 +71,7 @@ Object* collective(Object*, Object* const* a, ssize_t nargs) {
              .pg_key = int64_t(reinterpret_cast<intptr_t>(pg)),  // Python's id(pg)
              .seq_end = -1,
              .flags = uint32_t(as_int(api->Tuple_GetItem(context, 2), 0)) |
-                      (async_op(kwargs) ? uint32_t(kFsdpAsync) : 0u),
+                      (hook::async_op(kwargs) ? uint32_t(kFsdpAsync) : 0u),
              .t_begin = 0,
              .t_end = 0};
     api->Err_Clear();  // a context not of the hook's shape: noted as it reads
@@ -185,18 +101,6 @@ py::MethodDef g_collective{"collective", collective, py::kMethFastCall,
                            "fn(*args, **kwargs), noted as FSDP's collective for a unit"};
 py::MethodDef g_mark{"mark", mark, py::kMethFastCall, "an FSDP moment from t_begin to now"};
 
-bool bind(Object* region_local, Object* unnumbered, Object* sequence_number, Object* marker) {
-  g.stack = api->Unicode_InternFromString("stack");
-  g.group = api->Unicode_InternFromString("group");
-  g.async_op = api->Unicode_InternFromString("async_op");
-  g.get_seq = api->Unicode_InternFromString("_get_sequence_number_for_group");
-  if (!g.stack || !g.group || !g.async_op || !g.get_seq) return false;
-  for (Object* o : {region_local, unnumbered, sequence_number, marker}) api->IncRef(o);
-  g.region_local = region_local, g.unnumbered = unnumbered;
-  g.sequence_number = sequence_number, g.in_call_marker = marker;
-  return true;
-}
-
 }  // namespace
 }  // namespace ddpscope::inject::fsdp
 
@@ -211,9 +115,8 @@ __attribute__((visibility("default"))) py::Object* ddpscope_py_fsdp_builtins(
     py::Object* marker) {
   const py::Api* p = py::api();
   if (!p) return nullptr;  // ctypes: "PyObject is NULL", caught by the hook
-  fsdp::api = p;
   py::Object* pair = nullptr;
-  if (fsdp::bind(region_local, unnumbered, sequence_number, marker)) {
+  if (hook::bind(p, region_local, unnumbered, sequence_number, marker)) {
     py::Object* c = p->CFunction_NewEx(&fsdp::g_collective, nullptr, nullptr);
     py::Object* m = p->CFunction_NewEx(&fsdp::g_mark, nullptr, nullptr);
     if (c && m) pair = p->Tuple_Pack(2, c, m);

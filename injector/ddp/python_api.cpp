@@ -35,9 +35,12 @@ Api* load() {
   get(a.List_SetSlice, "PyList_SetSlice");
   get(a.Long_AsLongLong, "PyLong_AsLongLong");
   get(a.Long_FromVoidPtr, "PyLong_FromVoidPtr");
+  get(a.Long_FromUnsignedLongLong, "PyLong_FromUnsignedLongLong");
   get(a.Err_Occurred, "PyErr_Occurred");
   get(a.Err_Clear, "PyErr_Clear");
   get(a.Err_SetString, "PyErr_SetString");
+  get(a.Err_Fetch, "PyErr_Fetch");
+  get(a.Err_Restore, "PyErr_Restore");
   get(a.IncRef, "Py_IncRef");
   get(a.DecRef, "Py_DecRef");
   a.none = static_cast<Object*>(dlsym(RTLD_DEFAULT, "_Py_NoneStruct"));

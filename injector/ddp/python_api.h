@@ -1,4 +1,4 @@
-// The few CPython functions the FSDP builtins use (fsdp_builtins.cpp), found
+// The few CPython functions the hook's builtins use (python_calls.h), found
 // at run time in the process, never linked: the injector is preloaded into
 // every process of a job, most of them not Python. All are in CPython's stable
 // ABI, so one build serves every Python a job runs (3.10 and later). No
@@ -41,9 +41,12 @@ struct Api {
   int (*List_SetSlice)(Object*, ssize_t, ssize_t, Object*);
   long long (*Long_AsLongLong)(Object*);
   Object* (*Long_FromVoidPtr)(void*);
+  Object* (*Long_FromUnsignedLongLong)(unsigned long long);
   Object* (*Err_Occurred)();
   void (*Err_Clear)();
   void (*Err_SetString)(Object* type, const char*);
+  void (*Err_Fetch)(Object** type, Object** value, Object** traceback);
+  void (*Err_Restore)(Object* type, Object* value, Object* traceback);
   void (*IncRef)(Object*);
   void (*DecRef)(Object*);
   Object* none;        // Py_None

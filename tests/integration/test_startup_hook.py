@@ -5,9 +5,10 @@ It must be invisible to the job: a sitecustomize the hook shadows (the
 user's, or Debian's) still runs, once; a job that never imports torch does not
 get it imported; `--no-python-hook` falls back to the all-reduce pattern and
 the report says so. With the hook, a plain DDP job's buckets are DDP's own
-rebuilt_bucket_sizes and the report says they came from DDP. FSDP's two
-builtins (injector/ddp/fsdp_builtins.cpp), called as the hook calls them,
-return or raise what the call does and note exactly the regions they should.
+rebuilt_bucket_sizes and the report says they came from DDP. The hook's
+builtins (injector/ddp/fsdp_builtins.cpp, region_builtins.cpp), called as
+the hook calls them, return or raise what the call does and note exactly the
+regions they should.
 """
 import json
 import os
@@ -115,6 +116,72 @@ print(ev.mark(4, 3, 77, ev.clock()), ev.mark("not a kind", 3, 0, 0))
             (6, "forward_all_gather", -1, -1, 0, 1),
             (3, "wait", -1, -1, 0, 1)])
         self.assertEqual(pg_keys, [(int(lines[0]),), (int(lines[0]),), (77,)])  # id(pg), the mark's
+
+    def test_user_call_notes_and_passes_through(self):
+        # The region builtins (injector/ddp/region_builtins.cpp), no torch: a
+        # user's collective is one region with its group's numbers around it;
+        # one that issued nothing, one inside another region, one with no
+        # group are only calls; one that raised is noted and raises as it did.
+        script = r"""
+from ddpscope_ddp import native
+assert native.user_call is not None, "no region builtins"
+class Group:
+    n = 0
+    def _get_sequence_number_for_group(self):
+        return self.n
+class Unnumbered:
+    n = 0
+    def _get_sequence_number_for_group(self):
+        raise RuntimeError("no numbers")
+class Boom(Exception):
+    pass
+pg, other, fake = Group(), Group(), Unnumbered()
+print(id(pg), id(other))
+def op(tensor, group=None, async_op=False):
+    (group or other).n += 1
+    return ("done", tensor)
+def idle(tensor, group=None):
+    return "idle"
+def bad(tensor, group=None):
+    group.n += 1
+    raise Boom("inside")
+def nested(tensor, group=None):  # an alias calling its new name: one region
+    return native.user_call(1, lambda: other, op, (tensor,), {"group": group})
+call, default = native.user_call, lambda: other
+print(call(1, default, op, ("a",), {"group": pg, "async_op": True}))  # by keyword
+print(call(1, default, op, ("b", pg), None))                          # by position
+print(call(1, default, op, ("c",), {}))                               # the default group
+print(call(1, default, idle, ("d", pg), {}))                          # issued nothing
+try:
+    call(1, default, bad, ("e",), {"group": pg})
+except Boom as e:
+    print("raised", e)
+print(call(1, default, op, ("f",), {"group": fake}))                  # no numbers
+print(call(1, lambda: None, op, ("g",), {}))                          # no group at all
+print(call(1, default, nested, ("h", pg), None))
+with native.Region(native.USER, -1, pg):
+    print(call(1, default, op, ("i",), {"group": pg}))                # the region's own
+"""
+        out = os.path.join(self.dir, "rec")
+        res = subprocess.run([DDPSCOPE, "record", "-o", out, "--", PY, "-c", script],
+                             capture_output=True, text=True, env=JOB_ENV, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        lines = res.stdout.splitlines()
+        self.assertEqual(lines[1:], [
+            "('done', 'a')", "('done', 'b')", "('done', 'c')", "idle", "raised inside",
+            "('done', 'f')", "('done', 'g')", "('done', 'h')", "('done', 'i')"])
+        pg, other = (int(x) for x in lines[0].split())
+        with sqlite3.connect(os.path.join(out, "run.db")) as db:
+            rows = db.execute("SELECT kind, instance, bucket, pg_key, seq_begin, seq_end, flags, "
+                              "start_ns <= end_ns FROM ddp_regions ORDER BY start_ns").fetchall()
+        user = lambda key, begin, end: ("user", -1, -1, key, begin, end, 0, 1)
+        self.assertEqual(rows, [
+            user(pg, 0, 1), user(pg, 1, 2), user(other, 0, 1),  # a, b, c
+            user(pg, 2, 3),                                     # e: raised after issuing
+            rows[4],                                            # f: its key, checked below
+            user(pg, 3, 4),                                     # h: once, not twice
+            user(pg, 4, 5)])                                    # the Region around i
+        self.assertEqual(rows[4][4:], (-1, -1, 0, 1))
 
     def test_fsdp_wrappers_take_fsdps_own_parameters(self):
         # Each FSDP wrapper has its method's parameters (no *args/**kwargs on

@@ -59,9 +59,21 @@ def _follow_user_call(mod, name, fn):
         except Exception:
             return None
 
+    user_call = native.user_call
+    checks = []  # torch's compile checks (native.fast_compile_check)
+
     def outside_fsdp(args, kwargs):
-        """A collective of the user's (or DDP's, inside its region)."""
-        if native.compiling() or native.inside_region():
+        """A collective of the user's (or DDP's, inside its region): one
+        builtin call (it passes a call inside a region on), where the
+        injector made it."""
+        if not checks:  # bound at the first call: torch is whole by then, not at patch time
+            checks.extend(native.fast_compile_check())
+        dynamo_compiling, compiler = checks
+        if dynamo_compiling() or compiler._is_compiling_flag:
+            return fn(*args, **kwargs)
+        if user_call is not None:
+            return user_call(index, default_group, fn, args, kwargs)
+        if native.inside_region():
             return fn(*args, **kwargs)
         group = kwargs.get("group", args[index] if len(args) > index else None)
         group = group if group is not None else default_group()

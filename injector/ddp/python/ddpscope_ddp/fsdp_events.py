@@ -23,13 +23,8 @@ from ddpscope_ddp import native
 
 clock = time.monotonic_ns  # the builtins' own clock (CLOCK_MONOTONIC)
 
-# On the region stack while an FSDP collective runs, so that the collectives
-# torch calls inside it (an alias calling its new name) stay its own.
-_IN_FSDP_CALL = type("InFsdpCall", (), {"__slots__": (), "flags": 0})()
-
 try:
-    collective, mark = native.fsdp_builtins(native._local, native.unnumbered,
-                                            native.sequence_number, _IN_FSDP_CALL)
+    collective, mark = native.made_builtins("ddpscope_py_fsdp_builtins")
 except Exception as e:  # FSDP is then not followed (fsdp_patches); DDP still is
     collective = mark = None
     missing = f"{type(e).__name__}: {e}"

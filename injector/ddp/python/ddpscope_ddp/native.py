@@ -52,7 +52,27 @@ def load():
     if not lib.ddpscope_py_recording():
         return False
     _lib = lib
+    _bind_builtins()
     return True
+
+
+# The marker a builtin's call leaves on the region stack while it runs (so
+# that the collectives torch calls inside it, an alias calling its new name,
+# stay its own).
+IN_CALL = type("InCall", (), {"__slots__": (), "flags": 0})()
+
+# The injector's region builtins (injector/ddp/region_builtins.cpp), where it
+# could make them in this Python: user_call(index, default_group, fn, args,
+# kwargs), region(...) and now(); else None, and regions go through ctypes.
+user_call = _region = _now = None
+
+
+def _bind_builtins():
+    global user_call, _region, _now
+    try:
+        user_call, _region, _now = made_builtins("ddpscope_py_region_builtins")
+    except Exception as e:  # regions then go through ctypes, as before
+        notice(f"regions noted through ctypes ({type(e).__name__}: {e})")
 
 
 def notice(text):
@@ -68,16 +88,19 @@ def info(instance, key, value):
         _lib.ddpscope_py_info(int(instance), str(key).encode(), str(value).encode())
 
 
-def fsdp_builtins(*bound):
-    """FSDP's two builtins (fsdp_events.py), made by the injector in this
-    Python's own C API; they keep `bound`. Called with the GIL held
-    (ctypes.PyDLL). Raises where the injector finds no C API to make them."""
-    make = ctypes.PyDLL(None).ddpscope_py_fsdp_builtins
+def made_builtins(maker):
+    """The builtins the injector's `maker` makes in this Python's own C API
+    (FSDP's, fsdp_events.py; the regions', above), bound to this module's
+    region stack, unnumbered groups, sequence_number and IN_CALL. Called with
+    the GIL held (ctypes.PyDLL). Raises where the injector finds no C API to
+    make them."""
+    make = getattr(ctypes.PyDLL(None), maker)
     make.restype = ctypes.py_object
+    bound = (_local, unnumbered, sequence_number, IN_CALL)
     make.argtypes = [ctypes.py_object] * len(bound)
     made = make(*bound)
     if made is None:
-        raise RuntimeError("the injector could not make FSDP's builtins in this Python")
+        raise RuntimeError("the injector could not make its builtins in this Python")
     return made
 
 
@@ -134,7 +157,7 @@ class Region:
             self.flags |= SHADOW
         stack.append(self)
         self.seq_begin = sequence_number(self.pg) if self.pg is not None else -1
-        self.t_begin = _lib.ddpscope_py_now() if _lib is not None else 0
+        self.t_begin = (_now or _lib.ddpscope_py_now)() if _lib is not None else 0
         return self
 
     def __exit__(self, *exc):
@@ -147,10 +170,10 @@ class Region:
         # (it opens a backward pass) or where DDP rebuilt its buckets.
         issued = seq_end < 0 or seq_end != self.seq_begin
         if _lib is not None and (issued or self.flags & (SYNC | REBUILT)):
-            _lib.ddpscope_py_region(self.kind, self.instance, self.bucket,
-                                    id(self.pg) if self.pg is not None else 0,
-                                    self.seq_begin if seq_end >= 0 else -1, seq_end,
-                                    self.flags, self.t_begin, _lib.ddpscope_py_now())
+            (_region or _lib.ddpscope_py_region)(
+                self.kind, self.instance, self.bucket, id(self.pg) if self.pg is not None else 0,
+                self.seq_begin if seq_end >= 0 else -1, seq_end, self.flags, self.t_begin,
+                (_now or _lib.ddpscope_py_now)())
         return False
 
 
