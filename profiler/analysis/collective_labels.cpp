@@ -1,8 +1,10 @@
 #include "profiler/analysis/collective_labels.h"
 
 #include <algorithm>
+#include <set>
 
 #include "profiler/analysis/fsdp_account.h"
+#include "profiler/analysis/fsdp_stats.h"
 
 namespace ddpscope::analysis {
 namespace {
@@ -43,12 +45,24 @@ std::string fsdp_text(const CollectiveLabel& l, FsdpRegionKind kind) {
   }
 }
 
-CollectiveLabel fsdp_label(const Call& c, const FsdpRankAccount& acc) {
+// The rank's FSDP roots: of several, a unit is named "blocks.1 of root 5",
+// as every report names it (fsdp_stats.h: of_root).
+size_t root_count(const FsdpRankAccount& acc) {
+  std::set<int> roots;
+  for (const auto& [unit, facts] : acc.units) roots.insert(facts.root);
+  return roots.size();
+}
+
+CollectiveLabel fsdp_label(const Call& c, const FsdpRankAccount& acc, size_t roots) {
   CollectiveLabel l;
   l.role = c.role;
   l.op = op_of_role(c.role, c.op);
   auto unit = acc.units.find(c.instance);
-  l.unit = unit == acc.units.end() || unit->second.fqn.empty() ? "(root)" : unit->second.fqn;
+  if (unit == acc.units.end())
+    l.unit = "(root)";
+  else
+    l.unit = (unit->second.fqn.empty() ? "(root)" : unit->second.fqn) +
+             of_root(unit->second.root, roots);
   auto region = acc.region_of.find(c.id);
   FsdpRegionKind kind = c.role == CollectiveRole::fsdp_reduce_scatter
                             ? FsdpRegionKind::reduce_scatter
@@ -67,13 +81,16 @@ CollectiveLabel fsdp_label(const Call& c, const FsdpRankAccount& acc) {
 
 CollectiveLabels::CollectiveLabels(std::span<const Call> calls,
                                    const std::map<int, FsdpRankAccount>& fsdp) {
+  std::map<int, size_t> roots;  // per rank, counted at its first FSDP collective
   for (const Call& c : calls) {
     if (c.role == CollectiveRole::unknown) continue;
     CollectiveLabel l;
     if (is_fsdp(c.role)) {
       auto acc = fsdp.find(c.rank);
       if (acc == fsdp.end()) continue;
-      l = fsdp_label(c, acc->second);
+      auto [count, first] = roots.try_emplace(c.rank, 0);
+      if (first) count->second = root_count(acc->second);
+      l = fsdp_label(c, acc->second, count->second);
     } else {
       l.role = c.role;
       l.op = c.op;

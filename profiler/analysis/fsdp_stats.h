@@ -63,8 +63,11 @@ struct FsdpRootStats {
 
 // Of several roots, " of root N" (a root numbered by its first unit) after
 // a unit's name, so that same-named units of two roots stay apart; else "".
+inline std::string of_root(int root, size_t roots) {
+  return roots > 1 ? " of root " + std::to_string(root) : "";
+}
 inline std::string of_root(const FsdpRootStats& root, size_t roots) {
-  return roots > 1 ? " of root " + std::to_string(root.root) : "";
+  return of_root(root.root, roots);
 }
 
 }  // namespace ddpscope::analysis

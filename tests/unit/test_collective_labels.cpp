@@ -89,6 +89,31 @@ TEST_CASE("labels: FSDP's unit, phase and prefetch, and the op it is") {
   CHECK(labels.find(2, 11) == nullptr);
 }
 
+TEST_CASE("labels: of two FSDP roots, each unit named with its root, as the reports name it") {
+  // Rank 0: root 0 (units 0, 1) and root 2 (units 2, 3), both with a
+  // blocks.0: the same fqn, two units.
+  FsdpRankAccount acc;
+  for (int unit : {0, 1, 2, 3}) {
+    acc.units[unit].root = unit < 2 ? 0 : 2;
+    acc.units[unit].fqn = unit % 2 ? "blocks.0" : "";
+  }
+  using R = CollectiveRole;
+  std::vector<Call> calls = {call(0, 1, Op::allgather, R::fsdp_all_gather, 1),
+                             call(0, 2, Op::allgather, R::fsdp_all_gather, 3),
+                             call(0, 3, Op::reduce_scatter, R::fsdp_reduce_scatter, 2)};
+  std::map<int, FsdpRankAccount> fsdp;
+  fsdp[0] = acc;
+  CollectiveLabels labels(calls, fsdp);
+  CHECK(labels.find(0, 1)->unit == "blocks.0 of root 0");
+  CHECK(labels.find(0, 2)->unit == "blocks.0 of root 2");
+  CHECK(labels.find(0, 3)->name == "reduce_scatter (root) of root 2");
+  // One root: the names of the test above, with no root in them.
+  acc.units.erase(2), acc.units.erase(3);
+  fsdp[0] = acc;
+  CollectiveLabels one(std::vector<Call>{calls[0]}, fsdp);
+  CHECK(one.find(0, 1)->unit == "blocks.0");
+}
+
 TEST_CASE("labels: found by rank and row id, each distinct label held once") {
   using R = CollectiveRole;
   std::vector<Call> calls;
