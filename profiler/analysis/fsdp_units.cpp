@@ -100,10 +100,14 @@ Sample sample_of(const Call& c, const FsdpRegionRecord& issued, const Marks& m, 
     s.exposed_us = blocked_us(s, issued, wait, backward_end);
   if (!all_gather(s.phase) && backward_end != INT64_MAX)
     s.tail_us = double(covered({{backward_end, INT64_MAX}}, s.span)) / 1e3;
-  if (wait) {
-    int64_t need = s.prefetched ? wait->start_ns : std::min(issued.start_ns, wait->start_ns);
-    s.slack_us = double(need - c.end) / 1e3;
-  }
+  // When the unit needed its parameters: for an all-gather it asked for
+  // itself, as it issued it (FSDP waits for it right after); for a prefetch,
+  // when its wait began. The hook marks the waits of prefetched and async
+  // all-gathers only: the others' would say nothing more.
+  if (all_gather(s.phase) && !s.prefetched)
+    s.slack_us = double(issued.start_ns - c.end) / 1e3;
+  else if (wait)
+    s.slack_us = double(wait->start_ns - c.end) / 1e3;
   return s;
 }
 

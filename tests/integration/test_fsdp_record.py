@@ -276,6 +276,28 @@ class Mixed(unittest.TestCase):
                 p = by[(fqn, "forward_all_gather")]
                 self.assertEqual(p["prefetched"], p["calls"], fqn)
             self.assertEqual(by[("blocks.0", "forward_all_gather")]["prefetched"], 0)
+            # blocks.0 asks for its own: its slack runs from the issue (late by
+            # the all-gather's time), with no wait marked.
+            self.assertLess(by[("blocks.0", "forward_all_gather")]["slack_us"], 0)
+            self.check_waits(os.path.join(out, "run.db"))
+
+    def check_waits(self, run_db):
+        """A unit's wait is marked only after an all-gather of its own that
+        was prefetched or async (flags 1, 2), once for each."""
+        with sqlite3.connect(run_db) as db:
+            rows = db.execute("SELECT rank, unit, kind, flags FROM fsdp_regions WHERE kind IN "
+                              "('forward_all_gather', 'backward_all_gather', 'wait') "
+                              "ORDER BY rank, start_ns").fetchall()
+        pending, waits = collections.Counter(), 0
+        for rank, unit, kind, flags in rows:
+            if kind == "wait":
+                self.assertGreater(pending[(rank, unit)], 0, (rank, unit))
+                pending[(rank, unit)] -= 1
+                waits += 1
+            elif flags & 3:
+                pending[(rank, unit)] += 1
+        self.assertGreater(waits, 0)
+        self.assertEqual(sum(pending.values()), 0)
 
 
 @unittest.skipUnless(HAS_FSDP2, "this torch has no FSDP2 (torch.distributed.fsdp.fully_shard)")

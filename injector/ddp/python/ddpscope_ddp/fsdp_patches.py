@@ -10,7 +10,8 @@ it a region naming the unit and the phase (fsdp_regions rows):
 
 An all-gather issued by _prefetch_unshard (another unit asking ahead) is
 flagged as a prefetch. Three marks without collectives time the rest: `wait`
-(the unit waited for its parameters: wait_for_unshard), `step` (the root's
+(the unit waited for its parameters: wait_for_unshard, after a prefetched or
+async all-gather), `step` (the root's
 forward began a training step) and `backward_end` (the root's post-backward
 callback: autograd is done).
 
@@ -51,6 +52,13 @@ _count = [0]
 # instructions, a quarter of the hook's count per step.
 _contexts = {}
 _prefetching = set()  # idents of threads inside _prefetch_unshard: another unit asked ahead
+# id(FSDPParamGroup) -> its unit, for a group whose all-gather was prefetched
+# or async, until its wait: only such a wait is marked. The wait for an
+# all-gather a unit issued for itself, synchronously, follows it at once
+# (FSDP's pre_forward and pre_backward) and tells the analysis nothing its
+# issue did not (profiler/analysis/fsdp_units.cpp: its slack runs from the
+# issue); most waits of a step are such, and pass on with one test.
+_waits_wanted = {}
 
 
 def _need_builtins():
@@ -146,6 +154,8 @@ def _follow_unshard(unshard):
         backward = id(getattr(self, "_training_state", None)) in _BACKWARD_STATES
         me = get_ident()
         flags = PREFETCH if _prefetching and me in _prefetching else 0
+        if flags or async_op:
+            _waits_wanted[id(self)] = unit
         saved = _contexts.get(me)
         _contexts[me] = (unit, BACKWARD_ALL_GATHER if backward else FORWARD_ALL_GATHER, flags)
         try:
@@ -174,14 +184,14 @@ def _follow_prefetch(prefetch):
 
 
 def _follow_wait(wait):
-    """The moment the unit needs its parameters, and how long it waited."""
+    """The moment the unit needs its parameters, and how long it waited, for
+    an all-gather prefetched or async (_waits_wanted)."""
     dynamo_compiling, compiler = native.fast_compile_check()
     clock, mark = fsdp_events.clock, fsdp_events.mark
 
     def wait_followed(self):
-        unit = _units.get(id(self))
-        if (unit is None or getattr(self, "_all_gather_result", None) is None or
-                dynamo_compiling() or compiler._is_compiling_flag):
+        unit = _waits_wanted.pop(id(self), None) if _waits_wanted else None
+        if unit is None or dynamo_compiling() or compiler._is_compiling_flag:
             return wait(self)
         t_begin = clock()
         try:
