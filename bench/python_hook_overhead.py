@@ -51,6 +51,9 @@ usage: bench/python_hook_overhead.py [--pairs N] [--steps N] [--python PY] [--fs
          nothing toggled, a process without the hook against one with it
        --fsdp [--instructions] --only c10d: only torch.distributed's wrappers
          toggled (the rest on): the cost of noting each collective
+       --fsdp --calibrate: the same toggling with each wrapper replaced by a
+         function of its parameters that only calls what it wraps: what the
+         method itself measures for a frame a call
 env:   DDPSCOPE_BUILD  build tree holding libddpscope_inject.so and python/ [build]
 """
 import argparse
@@ -135,7 +138,46 @@ dist.destroy_process_group()
 # in the order off, on, on, off (so a drift of the machine's speed falls on
 # both alike); per step, the training thread's and the process's CPU.
 TOGGLED_STEPS = r"""
+_WRAPPERS = []
+
+
 def hook_wrappers():
+    # Once per process: with --calibrate the pass-throughs are then in place.
+    if not _WRAPPERS:
+        found = installed_wrappers()
+        calibrate = os.environ.get("BENCH_CALIBRATE") == "1"
+        _WRAPPERS.append([pass_through(w) for w in found] if calibrate else found)
+    return _WRAPPERS[0]
+
+
+def pass_through(wrapped):
+    # (owner, name, wrapper, original) with the wrapper replaced by a function
+    # of its parameters that only calls the original: a frame a call.
+    import inspect
+    owner, name, wrapper, original = wrapped
+    static = isinstance(original, staticmethod)
+    fn = wrapper.__func__ if static else wrapper
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    text, call = [], []
+    for i, p in enumerate(params):
+        star = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        if p.kind == p.KEYWORD_ONLY and (i == 0 or params[i - 1].kind not in
+                                         (p.KEYWORD_ONLY, p.VAR_POSITIONAL)):
+            text.append("*")
+        text.append(star + p.name)
+        if p.kind == p.POSITIONAL_ONLY and (i + 1 == len(params) or
+                                            params[i + 1].kind != p.POSITIONAL_ONLY):
+            text.append("/")
+        call.append(f"{p.name}={p.name}" if p.kind == p.KEYWORD_ONLY else star + p.name)
+    namespace = {}
+    exec(f"def make(original):\n def {name}({', '.join(text)}):\n"
+         f"  return original({', '.join(call)})\n return {name}", namespace)
+    made = namespace["make"](original.__func__ if static else original)
+    made.__defaults__, made.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    return owner, name, staticmethod(made) if static else made, original
+
+
+def installed_wrappers():
     import torch.distributed.distributed_c10d as c10d
     from torch.distributed.fsdp._fully_shard import _fsdp_param_group, _fsdp_state
     patched = []
@@ -428,6 +470,9 @@ def main():
                    "_root_post_backward_final_callback); the others stay on. Toggling unshard "
                    "or post_backward without c10d leaves the collective a user call: only the "
                    "others split the cost cleanly")
+    p.add_argument("--calibrate", action="store_true",
+                   help="with --fsdp (toggled): pass-through wrappers of the same parameters "
+                   "instead of the hook's: the method's own floor")
     p.add_argument("--user-calls", action="store_true",
                    help="the added cost of one user collective (outside DDP and FSDP), "
                    "--groups groups of blocks")
@@ -435,6 +480,9 @@ def main():
     if a.only:
         os.environ["BENCH_ONLY"] = a.only  # the child's environment (launch)
         print(f"only these wrappers toggled, the others on in every step: {a.only}")
+    if a.calibrate:
+        os.environ["BENCH_CALIBRATE"] = "1"  # the child's environment (launch)
+        print("calibration: each wrapper a pass-through of the same parameters")
     build = os.path.abspath(os.environ.get("DDPSCOPE_BUILD", os.path.join(ROOT, "build")))
     if a.user_calls:
         return user_calls(a.python, build, a.groups)
