@@ -113,18 +113,8 @@ extern "C" {
 __attribute__((visibility("default"))) py::Object* ddpscope_py_fsdp_builtins(
     py::Object* region_local, py::Object* unnumbered, py::Object* sequence_number,
     py::Object* marker) {
-  const py::Api* p = py::api();
-  if (!p) return nullptr;  // ctypes: "PyObject is NULL", caught by the hook
-  py::Object* pair = nullptr;
-  if (hook::bind(p, region_local, unnumbered, sequence_number, marker)) {
-    py::Object* c = p->CFunction_NewEx(&fsdp::g_collective, nullptr, nullptr);
-    py::Object* m = p->CFunction_NewEx(&fsdp::g_mark, nullptr, nullptr);
-    if (c && m) pair = p->Tuple_Pack(2, c, m);
-    if (c) p->DecRef(c);
-    if (m) p->DecRef(m);
-  }
-  if (!pair) p->Err_Clear(), p->IncRef(p->none), pair = p->none;
-  return pair;
+  return hook::make_builtins({&fsdp::g_collective, &fsdp::g_mark}, region_local, unnumbered,
+                             sequence_number, marker);
 }
 
 }  // extern "C"

@@ -28,7 +28,8 @@ Api* load() {
   get(a.Dict_GetItemWithError, "PyDict_GetItemWithError");
   get(a.Tuple_Size, "PyTuple_Size");
   get(a.Tuple_GetItem, "PyTuple_GetItem");
-  get(a.Tuple_Pack, "PyTuple_Pack");
+  get(a.Tuple_New, "PyTuple_New");
+  get(a.Tuple_SetItem, "PyTuple_SetItem");
   get(a.List_New, "PyList_New");
   get(a.List_Append, "PyList_Append");
   get(a.List_Size, "PyList_Size");

@@ -34,7 +34,8 @@ struct Api {
   Object* (*Dict_GetItemWithError)(Object* dict, Object* key);  // borrowed
   ssize_t (*Tuple_Size)(Object*);
   Object* (*Tuple_GetItem)(Object*, ssize_t);  // borrowed
-  Object* (*Tuple_Pack)(ssize_t, ...);
+  Object* (*Tuple_New)(ssize_t);
+  int (*Tuple_SetItem)(Object*, ssize_t, Object*);  // steals the item
   Object* (*List_New)(ssize_t);
   int (*List_Append)(Object*, Object*);
   ssize_t (*List_Size)(Object*);

@@ -46,6 +46,26 @@ bool bind(const py::Api* p, Object* region_local, Object* unnumbered, Object* se
   return true;
 }
 
+Object* make_builtins(std::initializer_list<py::MethodDef*> defs, Object* region_local,
+                      Object* unnumbered, Object* sequence_number, Object* marker) {
+  const py::Api* p = py::api();
+  if (!p) return nullptr;
+  Object* made = bind(p, region_local, unnumbered, sequence_number, marker)
+                     ? p->Tuple_New(ssize_t(defs.size()))
+                     : nullptr;
+  ssize_t i = 0;
+  for (py::MethodDef* def : defs) {
+    Object* fn = made ? p->CFunction_NewEx(def, nullptr, nullptr) : nullptr;
+    if (!fn || p->Tuple_SetItem(made, i++, fn) < 0) {
+      if (made) p->DecRef(made);
+      made = nullptr;
+      break;
+    }
+  }
+  if (!made) p->Err_Clear(), p->IncRef(p->none), made = p->none;
+  return made;
+}
+
 int64_t as_int(Object* o, int64_t otherwise) {
   long long v = api->Long_AsLongLong(o);
   if (v == -1 && api->Err_Occurred()) return api->Err_Clear(), otherwise;

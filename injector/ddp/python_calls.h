@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "injector/ddp/python_api.h"
 
@@ -23,6 +24,13 @@ extern const py::Api* api;
 // own). False where this Python lacks part of its C API. Idempotent.
 bool bind(const py::Api* p, Object* region_local, Object* unnumbered, Object* sequence_number,
           Object* marker);
+
+// A tuple of the builtins `defs` describe, bound (bind) to the hook's
+// objects, for an extern "C" maker the hook calls once through ctypes.PyDLL
+// (the GIL held); None where this Python lacks part of the C API, null where
+// it has none (ctypes then raises "PyObject is NULL", which the hook catches).
+Object* make_builtins(std::initializer_list<py::MethodDef*> defs, Object* region_local,
+                      Object* unnumbered, Object* sequence_number, Object* marker);
 
 // o's integer value, or `otherwise` (no exception left behind).
 int64_t as_int(Object* o, int64_t otherwise);

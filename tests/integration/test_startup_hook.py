@@ -253,13 +253,20 @@ out = [torch.empty(4)]
 dist.all_gather(out, t)
 dist.broadcast(t, src=0)
 print(t.tolist(), out[0].tolist())
+# A collective of *args and **kwargs (a third party's, say): the general wrapper.
+from ddpscope_ddp import c10d_patches
+plain = dist.all_reduce.__wrapped__
+def any_shape(*args, **kwargs):
+    return plain(*args, **kwargs)
+followed = c10d_patches._follow_user_call(dist.distributed_c10d, "all_reduce", any_shape)
+print(followed.__code__.co_filename.endswith("c10d_patches.py"), followed(t, async_op=True).wait())
 """
         out = os.path.join(self.dir, "rec")
         res = record(out, 1, [PY, "-c", script])
         self.assertEqual(res.stdout.splitlines(),
-                         ["True True", "[0.0, 1.0, 2.0, 3.0] [0.0, 1.0, 2.0, 3.0]"])
+                         ["True True", "[0.0, 1.0, 2.0, 3.0] [0.0, 1.0, 2.0, 3.0]", "True True"])
         roles = {r["role"]: r["calls"] for r in report_json(out)["roles"]}
-        self.assertEqual(roles, {"user": 5})
+        self.assertEqual(roles, {"user": 6})
 
     def test_a_job_without_ddp_has_its_own_calls_and_no_buckets(self):
         # Gradients all-reduced by hand, a loss logged, no DDP: every

@@ -59,7 +59,7 @@ def _follow_user_call(mod, name, fn):
         except Exception:
             return None
 
-    user_call = native.user_call
+    noted_user_call = native.user_call  # the builtin (None: the ctypes way below)
     checks = []  # torch's compile checks (native.fast_compile_check)
 
     def outside_fsdp(args, kwargs):
@@ -71,8 +71,8 @@ def _follow_user_call(mod, name, fn):
         dynamo_compiling, compiler = checks
         if dynamo_compiling() or compiler._is_compiling_flag:
             return fn(*args, **kwargs)
-        if user_call is not None:
-            return user_call(index, default_group, fn, args, kwargs)
+        if noted_user_call is not None:
+            return noted_user_call(index, default_group, fn, args, kwargs)
         if native.inside_region():
             return fn(*args, **kwargs)
         group = kwargs.get("group", args[index] if len(args) > index else None)
