@@ -1,4 +1,6 @@
-"""The injector's C entry points (injector/ddp/ddp_source.cpp), and regions.
+"""The injector's C entry points (ctypes: injector/ddp/ddp_source.cpp) and
+builtins (made in this Python: injector/ddp/region_builtins.cpp,
+fsdp_builtins.cpp), and regions.
 
 A region is a stretch of Python that may issue collectives on one process
 group: it records the group's sequence number before and after (torch numbers
