@@ -65,7 +65,8 @@ IN_CALL = type("InCall", (), {"__slots__": (), "flags": 0})()
 
 # The injector's region builtins (injector/ddp/region_builtins.cpp), where it
 # could make them in this Python: user_call(index, default_group, fn, args,
-# kwargs), region(...) and now(); else None, and regions go through ctypes.
+# kwargs), region(...) and now(); else user_call is None, and regions go
+# through ctypes' entry points of the same parameters.
 user_call = _region = _now = None
 
 
@@ -74,6 +75,7 @@ def _bind_builtins():
     try:
         user_call, _region, _now = made_builtins("ddpscope_py_region_builtins")
     except Exception as e:  # regions then go through ctypes, as before
+        _region, _now = _lib.ddpscope_py_region, _lib.ddpscope_py_now
         notice(f"regions noted through ctypes ({type(e).__name__}: {e})")
 
 
@@ -159,7 +161,7 @@ class Region:
             self.flags |= SHADOW
         stack.append(self)
         self.seq_begin = sequence_number(self.pg) if self.pg is not None else -1
-        self.t_begin = (_now or _lib.ddpscope_py_now)() if _lib is not None else 0
+        self.t_begin = _now() if _lib is not None else 0
         return self
 
     def __exit__(self, *exc):
@@ -172,10 +174,10 @@ class Region:
         # (it opens a backward pass) or where DDP rebuilt its buckets.
         issued = seq_end < 0 or seq_end != self.seq_begin
         if _lib is not None and (issued or self.flags & (SYNC | REBUILT)):
-            (_region or _lib.ddpscope_py_region)(
-                self.kind, self.instance, self.bucket, id(self.pg) if self.pg is not None else 0,
-                self.seq_begin if seq_end >= 0 else -1, seq_end, self.flags, self.t_begin,
-                (_now or _lib.ddpscope_py_now)())
+            _region(self.kind, self.instance, self.bucket,
+                    id(self.pg) if self.pg is not None else 0,
+                    self.seq_begin if seq_end >= 0 else -1, seq_end, self.flags, self.t_begin,
+                    _now())
         return False
 
 
